@@ -1,0 +1,141 @@
+//===- OptgenBase.td - The optgen dialect, its types and enums -*- tablegen -*-===//
+//
+// The dialect in which optgen represents an optimizer spec: rules (the math of
+// one parameter's update), groups (which parameters a rule updates, with which
+// hyperparameters) and the distribution strategy.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_BASE_TD
+#define OPTGEN_BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Optgen_Dialect : Dialect {
+  let name = "optgen";
+  let cppNamespace = "::optgen";
+  let summary = "Optimizer steps: update rules, parameter groups, distribution";
+  let description = [{
+    An `optgen.optimizer` holds the whole of a spec. Each `optgen.rule` is the
+    value-semantic math of one step for one parameter: it reads the parameter,
+    its gradient, hyperparameters, optimizer state and the step count, and
+    ends in `optgen.update` with the new parameter and state values. Tensors
+    carry symbolic shapes (`!optgen.tensor<[m, n], f32>`) so that shape errors
+    are found before any parameter is bound. Each `optgen.group` binds the
+    parameters whose names match its glob patterns (and whose shapes satisfy
+    its `where` region) to a rule, with hyperparameter values.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+  let extraClassDeclaration = [{
+    void registerTypes();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+class Optgen_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<Optgen_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
+}
+
+def Optgen_TensorType : Optgen_Type<"SymbolicTensor", "tensor"> {
+  let summary = "a tensor with a symbolic shape";
+  let description = [{
+    A tensor whose dimensions are known symbolically. Each dimension is a
+    static size (`1`, `3`), a named size that a parameter binds later (`m`,
+    `n`: two different names may still turn out equal, but the same name is
+    always the same size), or `?`, a size that depends on a choice made only
+    when shapes are bound. `*` stands for the whole shape of the rule's
+    parameter when its rank is not fixed: a rule written for parameters of
+    any rank works on `*` tensors elementwise.
+
+    The element type is `f32`, `bf16`, `f16`, or `i1` for masks.
+
+    Example:
+    ```mlir
+    !optgen.tensor<[m, n], bf16>
+    !optgen.tensor<[m, 1], f32>
+    !optgen.tensor<*, f32>
+    ```
+  }];
+  let parameters = (ins
+    OptionalArrayRefParameter<"::mlir::Attribute",
+      "dimensions: IntegerAttr (static), StringAttr (named) or UnitAttr (?)">:$dims,
+    "::mlir::Type":$elementType,
+    "bool":$anyRank
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let builders = [
+    TypeBuilderWithInferredContext<(ins "::llvm::ArrayRef<::mlir::Attribute>":$dims,
+                                        "::mlir::Type":$elementType), [{
+      return $_get(elementType.getContext(), dims, elementType, false);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// The shape of the parameter, whatever its rank.
+    static SymbolicTensorType getUnranked(::mlir::Type elementType) {
+      return get(elementType.getContext(), {}, elementType, true);
+    }
+    bool isRanked() const { return !getAnyRank(); }
+    int64_t getRank() const { return getDims().size(); }
+    /// The same shape with another element type.
+    SymbolicTensorType withElementType(::mlir::Type elementType) const {
+      return get(getContext(), getDims(), elementType, getAnyRank());
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Optgen_ReduceSum  : I32EnumAttrCase<"sum", 0>;
+def Optgen_ReduceMean : I32EnumAttrCase<"mean", 1>;
+def Optgen_ReduceNorm : I32EnumAttrCase<"norm", 2>;
+def Optgen_ReduceMax  : I32EnumAttrCase<"max", 3>;
+def Optgen_ReduceKind : I32EnumAttr<"ReduceKind", "kind of reduction",
+    [Optgen_ReduceSum, Optgen_ReduceMean, Optgen_ReduceNorm, Optgen_ReduceMax]> {
+  let cppNamespace = "::optgen";
+}
+
+def Optgen_CmpLt : I32EnumAttrCase<"lt", 0>;
+def Optgen_CmpLe : I32EnumAttrCase<"le", 1>;
+def Optgen_CmpGt : I32EnumAttrCase<"gt", 2>;
+def Optgen_CmpGe : I32EnumAttrCase<"ge", 3>;
+def Optgen_CmpEq : I32EnumAttrCase<"eq", 4>;
+def Optgen_CmpNe : I32EnumAttrCase<"ne", 5>;
+def Optgen_CmpPredicate : I32EnumAttr<"CmpPredicate", "comparison",
+    [Optgen_CmpLt, Optgen_CmpLe, Optgen_CmpGt, Optgen_CmpGe, Optgen_CmpEq,
+     Optgen_CmpNe]> {
+  let cppNamespace = "::optgen";
+}
+
+def Optgen_DistributeNone  : I32EnumAttrCase<"none", 0>;
+def Optgen_DistributeZero2 : I32EnumAttrCase<"zero2", 1>;
+def Optgen_DistributeStrategy : I32EnumAttr<"DistributeStrategy",
+    "how a step is distributed over ranks",
+    [Optgen_DistributeNone, Optgen_DistributeZero2]> {
+  let cppNamespace = "::optgen";
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Optgen_AnyTensor : Type<CPred<"::llvm::isa<::optgen::SymbolicTensorType>($_self)">,
+                            "optgen tensor", "::optgen::SymbolicTensorType">;
+def Optgen_Float : AnyTypeOf<[F32, BF16, F16]>;
+/// f64 is the type of float literals only: weak, it takes the type of what
+/// it meets (`x_bf16 * 1.01` is bf16), as Python numbers do in PyTorch.
+def Optgen_Scalar : AnyTypeOf<[F32, BF16, F16, F64, I64, I1]>;
+/// Elementwise ops take any mix of tensors and scalars.
+def Optgen_Value : AnyTypeOf<[Optgen_AnyTensor, Optgen_Scalar]>;
+def Optgen_HyperType : AnyTypeOf<[F32, I64, AnyTuple]>;
+
+#endif // OPTGEN_BASE_TD

@@ -1,0 +1,44 @@
+//===- OptgenDialect.h - The optgen dialect ---------------------*- C++ -*-===//
+//
+// Everything a user of the dialect includes: the dialect, its types,
+// attributes and ops, and the type rules they share with the front end.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_DIALECT_OPTGENDIALECT_H
+#define OPTGEN_DIALECT_OPTGENDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialect/OptgenDialect.h.inc"
+#include "dialect/OptgenEnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "dialect/OptgenTypes.h.inc"
+
+namespace optgen {
+class HyperOp;
+class StateOp;
+} // namespace optgen
+
+#define GET_OP_CLASSES
+#include "dialect/OptgenOps.h.inc"
+
+#include "dialect/TypeRules.h"
+
+namespace optgen {
+/// The state declarations of `rule` in the order `optgen.update` lists their
+/// new values.
+llvm::SmallVector<StateOp> getRuleStates(RuleOp rule);
+} // namespace optgen
+
+#endif // OPTGEN_DIALECT_OPTGENDIALECT_H

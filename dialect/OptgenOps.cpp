@@ -1,0 +1,417 @@
+//===- OptgenOps.cpp - Operations of the optgen dialect -------------------===//
+
+#include "dialect/OptgenDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace optgen;
+
+#define GET_OP_CLASSES
+#include "dialect/OptgenOps.cpp.inc"
+
+/// The value of `axis` when it is a constant.
+static std::optional<int64_t> getConstantAxis(Value axis) {
+  APInt value;
+  if (axis && matchPattern(axis, m_ConstantInt(&value)))
+    return value.getSExtValue();
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+LogicalResult OptimizerOp::verify() {
+  Operation *firstDistribute = nullptr;
+  for (Operation &op : getBlock()) {
+    if (!isa<RuleOp, GroupOp, DistributeOp>(op))
+      return op.emitOpError("cannot appear in an optimizer; only rules, groups "
+                            "and one distribute do");
+    if (!isa<DistributeOp>(op))
+      continue;
+    if (firstDistribute)
+      return op.emitOpError("repeats the optimizer's distribution strategy")
+                 .attachNote(firstDistribute->getLoc())
+             << "first given here";
+    firstDistribute = &op;
+  }
+  return success();
+}
+
+LogicalResult RuleOp::verifyRegions() {
+  Block &block = getBlock();
+  if (block.getNumArguments() != 2 || getInputs().size() != 2)
+    return emitOpError("takes exactly two inputs: the parameter and its "
+                       "gradient");
+  Type paramType = block.getArgument(0).getType();
+  if (!isa<SymbolicTensorType>(paramType) ||
+      block.getArgument(1).getType() != paramType)
+    return emitOpError("parameter and gradient must be tensors of one type");
+  llvm::StringMap<Operation *> names;
+  for (Operation &op : block) {
+    StringRef name;
+    if (auto hyper = dyn_cast<HyperOp>(op))
+      name = hyper.getName();
+    else if (auto state = dyn_cast<StateOp>(op))
+      name = state.getName();
+    else
+      continue;
+    auto [it, inserted] = names.try_emplace(name, &op);
+    if (!inserted)
+      return op.emitOpError("redeclares '")
+                 .append(name, "'")
+                 .attachNote(it->second->getLoc())
+             << "first declared here";
+  }
+  if (!isa<UpdateOp>(block.back()))
+    return emitOpError("must end with 'optgen.update'");
+  return success();
+}
+
+HyperOp RuleOp::lookupHyper(StringRef name) {
+  for (auto hyper : getBlock().getOps<HyperOp>())
+    if (hyper.getName() == name)
+      return hyper;
+  return {};
+}
+
+SmallVector<StateOp> optgen::getRuleStates(RuleOp rule) {
+  return llvm::to_vector(rule.getBlock().getOps<StateOp>());
+}
+
+void RuleOp::getAsmBlockArgumentNames(Region &region,
+                                      OpAsmSetValueNameFn setNameFn) {
+  for (auto [arg, name] : llvm::zip(region.getArguments(), getInputs()))
+    setNameFn(arg, cast<StringAttr>(name).getValue());
+}
+
+LogicalResult HyperOp::verify() {
+  if (auto value = getDefaultValueAttr())
+    return verifyHyperValue([&] { return emitOpError(); }, getName(),
+                            getType(), value);
+  return success();
+}
+
+void HyperOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), getName());
+}
+
+LogicalResult StateOp::verify() {
+  Type type = getType();
+  if (!isa<FloatType>(getElementTypeOrSelf(type)))
+    return emitOpError("state holds floats, not ") << describeType(type);
+  if (!getLike()) {
+    if (getAxis())
+      return emitOpError("a reduced state needs the tensor it is shaped like");
+    if (isa<SymbolicTensorType>(type))
+      return emitOpError("a tensor state needs the tensor it is shaped like");
+    return success();
+  }
+  if (!isa<SymbolicTensorType>(type))
+    return emitOpError("a state shaped like a tensor is a tensor");
+  Type shape = getLike().getType();
+  if (getAxis()) {
+    FailureOr<Type> reduced =
+        inferReduceType(getLoc(), "state", shape, true,
+                        getConstantAxis(getAxis()));
+    if (failed(reduced))
+      return failure();
+    shape = *reduced;
+  }
+  if (!areShapesCompatible(shape, type))
+    return emitOpError("type ")
+           << describeType(type) << " does not have the shape "
+           << describeType(shape);
+  return success();
+}
+
+void StateOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), getName());
+}
+
+LogicalResult UpdateOp::verify() {
+  auto rule = cast<RuleOp>(getOperation()->getParentOp());
+  if (getParam().getType() != rule.getParam().getType())
+    return emitOpError("gives the parameter type ")
+           << describeType(getParam().getType()) << ", but it is "
+           << describeType(rule.getParam().getType());
+  SmallVector<StateOp> states = getRuleStates(rule);
+  if (states.size() != getStates().size())
+    return emitOpError("gives ") << getStates().size()
+                                 << " state values for the rule's "
+                                 << states.size() << " states";
+  for (auto [decl, value] : llvm::zip(states, getStates()))
+    if (decl.getType() != value.getType())
+      return emitOpError("gives state '")
+             << decl.getName() << "' the type " << describeType(value.getType())
+             << ", but it is " << describeType(decl.getType());
+  return success();
+}
+
+LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto rule = symbolTable.lookupNearestSymbolFrom<RuleOp>(*this, getRuleAttr());
+  if (!rule)
+    return emitOpError("uses '") << getRule() << "', which is not a rule";
+  for (NamedAttribute setting : getSettings()) {
+    HyperOp hyper = rule.lookupHyper(setting.getName());
+    if (!hyper)
+      return emitOpError("sets '")
+             << setting.getName().getValue() << "', which rule '"
+             << rule.getSymName() << "' does not declare";
+    if (failed(verifyHyperValue([&] { return emitOpError(); },
+                                hyper.getName(), hyper.getType(),
+                                setting.getValue())))
+      return failure();
+  }
+  for (HyperOp hyper : rule.getBlock().getOps<HyperOp>())
+    if (!hyper.getDefaultValueAttr() && !getSettings().get(hyper.getName()))
+      return emitOpError("does not set '")
+             << hyper.getName() << "', which has no default in rule '"
+             << rule.getSymName() << "'";
+  if (!getPredicate().empty()) {
+    Type param = rule.getParam().getType();
+    Block &block = getPredicate().front();
+    if (block.getNumArguments() != 1 ||
+        !isa<SymbolicTensorType>(block.getArgument(0).getType()))
+      return emitOpError("'where' takes the parameter as its one argument");
+    (void)param;
+  }
+  return success();
+}
+
+LogicalResult GroupOp::verifyRegions() {
+  if (getPatterns().empty())
+    return emitOpError("matches no names: give at least one pattern");
+  if (getPredicate().empty())
+    return success();
+  Block &block = getPredicate().front();
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield || yield.getValues().size() != 1 ||
+      !yield.getValues()[0].getType().isInteger(1))
+    return emitOpError("'where' must yield one condition (i1)");
+  return success();
+}
+
+void GroupOp::getAsmBlockArgumentNames(Region &region,
+                                       OpAsmSetValueNameFn setNameFn) {
+  for (BlockArgument arg : region.getArguments())
+    setNameFn(arg, "param");
+}
+
+LogicalResult DistributeOp::verify() {
+  if (getStrategy() == DistributeStrategy::none && getSmallNumel())
+    return emitOpError("'small_numel' applies only to zero2");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Constants, tuples, shape queries
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult TupleGetOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &results) {
+  auto tuple = cast<TupleType>(adaptor.getTuple().getType());
+  int64_t index = adaptor.getIndex();
+  if (index < 0 || index >= static_cast<int64_t>(tuple.size()))
+    return emitOptionalError(loc, "index ", index, " is out of range for a "
+                             "tuple of ", tuple.size());
+  results.push_back(tuple.getType(index));
+  return success();
+}
+
+LogicalResult DimOp::verify() {
+  std::optional<int64_t> axis = getConstantAxis(getAxis());
+  auto tensor = cast<SymbolicTensorType>(getInput().getType());
+  if (axis && tensor.isRanked())
+    return normalizeAxis(getLoc(), "size", tensor, *axis);
+  return success();
+}
+
+OpFoldResult DimOp::fold(FoldAdaptor adaptor) {
+  auto tensor = cast<SymbolicTensorType>(getInput().getType());
+  auto axis = dyn_cast_or_null<IntegerAttr>(adaptor.getAxis());
+  if (!axis || tensor.getAnyRank())
+    return {};
+  int64_t index = axis.getInt();
+  if (index < -tensor.getRank() || index >= tensor.getRank())
+    return {};
+  if (index < 0)
+    index += tensor.getRank();
+  if (auto size = dyn_cast<IntegerAttr>(tensor.getDims()[index]))
+    return size;
+  return {};
+}
+
+OpFoldResult NDimOp::fold(FoldAdaptor) {
+  auto tensor = cast<SymbolicTensorType>(getInput().getType());
+  if (tensor.getAnyRank())
+    return {};
+  return IntegerAttr::get(getType(), tensor.getRank());
+}
+
+OpFoldResult NumelOp::fold(FoldAdaptor) {
+  auto tensor = cast<SymbolicTensorType>(getInput().getType());
+  if (tensor.getAnyRank())
+    return {};
+  int64_t numel = 1;
+  for (Attribute dim : tensor.getDims()) {
+    auto size = dyn_cast<IntegerAttr>(dim);
+    if (!size)
+      return {};
+    numel *= size.getInt();
+  }
+  return IntegerAttr::get(getType(), numel);
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise math
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferInto(FailureOr<Type> type,
+                               SmallVectorImpl<Type> &results) {
+  if (failed(type))
+    return failure();
+  results.push_back(*type);
+  return success();
+}
+
+#define OPTGEN_ELEMENTWISE_INFER(OP, NAME, KIND)                               \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &results) {         \
+    return inferInto(inferElementwiseType(loc, NAME,                           \
+                                          adaptor.getOperands().getTypes(),    \
+                                          ResultDType::KIND),                  \
+                     results);                                                 \
+  }
+
+OPTGEN_ELEMENTWISE_INFER(AddOp, "+", Promoted)
+OPTGEN_ELEMENTWISE_INFER(SubOp, "-", Promoted)
+OPTGEN_ELEMENTWISE_INFER(MulOp, "*", Promoted)
+OPTGEN_ELEMENTWISE_INFER(DivOp, "/", Float)
+OPTGEN_ELEMENTWISE_INFER(PowOp, "^", Promoted)
+OPTGEN_ELEMENTWISE_INFER(MinOp, "min", Promoted)
+OPTGEN_ELEMENTWISE_INFER(MaxOp, "max", Promoted)
+OPTGEN_ELEMENTWISE_INFER(AndOp, "&&", Logical)
+OPTGEN_ELEMENTWISE_INFER(OrOp, "||", Logical)
+OPTGEN_ELEMENTWISE_INFER(CmpOp, "comparison", Bool)
+OPTGEN_ELEMENTWISE_INFER(NegOp, "-", Promoted)
+OPTGEN_ELEMENTWISE_INFER(NotOp, "!", Logical)
+OPTGEN_ELEMENTWISE_INFER(SqrtOp, "sqrt", Float)
+OPTGEN_ELEMENTWISE_INFER(RsqrtOp, "rsqrt", Float)
+OPTGEN_ELEMENTWISE_INFER(AbsOp, "abs", Promoted)
+OPTGEN_ELEMENTWISE_INFER(SignOp, "sign", Promoted)
+OPTGEN_ELEMENTWISE_INFER(ExpOp, "exp", Float)
+OPTGEN_ELEMENTWISE_INFER(LogOp, "log", Float)
+OPTGEN_ELEMENTWISE_INFER(LerpOp, "lerp", Float)
+OPTGEN_ELEMENTWISE_INFER(ClampOp, "clamp", Promoted)
+
+#undef OPTGEN_ELEMENTWISE_INFER
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  return inferInto(inferSelectType(loc, adaptor.getCondition().getType(),
+                                   adaptor.getOnTrue().getType(),
+                                   adaptor.getOnFalse().getType()),
+                   results);
+}
+
+LogicalResult CastOp::verify() {
+  if (!areShapesCompatible(getInput().getType(), getType()))
+    return emitOpError("cannot change the shape ")
+           << describeType(getInput().getType()) << " to "
+           << describeType(getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and linear algebra
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  Value axis = adaptor.getAxis();
+  return inferInto(
+      inferReduceType(loc, stringifyReduceKind(adaptor.getKind()),
+                      adaptor.getInput().getType(), static_cast<bool>(axis),
+                      getConstantAxis(axis)),
+      results);
+}
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  return inferInto(inferMatmulType(loc, adaptor.getLhs().getType(),
+                                   adaptor.getRhs().getType()),
+                   results);
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  return inferInto(inferTransposeType(loc, adaptor.getInput().getType()),
+                   results);
+}
+
+//===----------------------------------------------------------------------===//
+// Compile-time control flow
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyYieldTypes(Operation *op, Region &region,
+                                      TypeRange expected, StringRef what) {
+  auto yield = cast<YieldOp>(region.front().getTerminator());
+  if (yield.getValues().getTypes() != expected)
+    return op->emitOpError() << what << " must yield " << expected.size()
+                             << " values of the result types";
+  return success();
+}
+
+LogicalResult IfOp::verify() {
+  Value culprit;
+  if (!isKnownAtCompileTime(getCondition(), &culprit))
+    return emitOpError("condition must be known at compile time, but it "
+                       "depends on ")
+           << describeRuntimeValue(culprit);
+  if (failed(verifyYieldTypes(*this, getThenRegion(), getResultTypes(),
+                              "the then region")) ||
+      failed(verifyYieldTypes(*this, getElseRegion(), getResultTypes(),
+                              "the else region")))
+    return failure();
+  return success();
+}
+
+LogicalResult ForTableOp::verifyRegions() {
+  auto tableType = cast<ShapedType>(getTable().getType());
+  if (tableType.getRank() != 2)
+    return emitOpError("table must be 2-D: rows of values");
+  int64_t rowLength = getRowLength();
+  Block &body = getBody().front();
+  if (static_cast<int64_t>(body.getNumArguments()) !=
+      rowLength + static_cast<int64_t>(getInits().size()))
+    return emitOpError("body takes the ")
+           << rowLength << " values of a row and the "
+           << getInits().size() << " loop-carried values";
+  for (int64_t i = 0; i < rowLength; ++i)
+    if (!body.getArgument(i).getType().isF32())
+      return emitOpError("table values enter the body as f32");
+  for (auto [init, arg, result] :
+       llvm::zip(getInits(), body.getArguments().drop_front(rowLength),
+                 getResults()))
+    if (init.getType() != arg.getType() || init.getType() != result.getType())
+      return emitOpError("loop-carried values keep their types");
+  return verifyYieldTypes(*this, getBody(), getInits().getTypes(), "the body");
+}

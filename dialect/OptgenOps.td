@@ -1,0 +1,596 @@
+//===- OptgenOps.td - Operations of the optgen dialect ---------*- tablegen -*-===//
+
+#ifndef OPTGEN_OPS_TD
+#define OPTGEN_OPS_TD
+
+include "OptgenBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+class Optgen_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Optgen_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Structure: optimizer, rule, group, distribute
+//===----------------------------------------------------------------------===//
+
+def Optgen_OptimizerOp : Optgen_Op<"optimizer", [
+    SymbolTable, Symbol, NoTerminator, SingleBlock, IsolatedFromAbove,
+    NoRegionArguments]> {
+  let summary = "a whole optimizer spec";
+  let description = [{
+    Holds the rules, groups and the distribution strategy of one spec. Rules
+    and groups are symbols in it; groups refer to rules by name.
+
+    Example:
+    ```mlir
+    optgen.optimizer @sgd {
+      optgen.rule @sgd inputs ["p", "g"] { ... }
+      optgen.group @all = @sgd match ["*"] {lr = 1.0e-01 : f32}
+      optgen.distribute none
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBlock() { return getBody().front(); }
+  }];
+}
+
+def Optgen_RuleOp : Optgen_Op<"rule", [
+    Symbol, IsolatedFromAbove, HasParent<"OptimizerOp">, SingleBlock,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
+  let summary = "the math of one step for one parameter";
+  let description = [{
+    The body reads the parameter and its gradient (the two block arguments,
+    named by `inputs`), declares hyperparameters (`optgen.hyper`) and state
+    (`optgen.state`), computes with value semantics, and ends with
+    `optgen.update`, which gives the parameter's and every state's new value.
+    The parameter's type fixes what the rule accepts: `*` any rank,
+    `[m, n]` matrices, `[n]` vectors.
+
+    Example:
+    ```mlir
+    optgen.rule @sgd inputs ["p", "g"] {
+    ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+      %lr = optgen.hyper "lr" : f32
+      %0 = optgen.mul %lr, %g : f32, !optgen.tensor<*, f32>
+      %1 = optgen.sub %p, %0 : !optgen.tensor<*, f32>, !optgen.tensor<*, f32>
+      optgen.update %1 : !optgen.tensor<*, f32>
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$inputs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name `inputs` $inputs attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBlock() { return getBody().front(); }
+    ::mlir::BlockArgument getParam() { return getBlock().getArgument(0); }
+    ::mlir::BlockArgument getGrad() { return getBlock().getArgument(1); }
+    /// The hyperparameter declared as `name`, or null.
+    HyperOp lookupHyper(::llvm::StringRef name);
+  }];
+}
+
+def Optgen_HyperOp : Optgen_Op<"hyper", [
+    HasParent<"RuleOp">, Pure,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "a hyperparameter of the rule";
+  let description = [{
+    A value the training code sets per group and may change between steps
+    (a learning-rate schedule, a momentum warm-up). Its type is `f32` (a
+    float), `i64` (an int) or a tuple of those. Groups that do not set it get
+    `default`; a hyperparameter without a default must be set by every group
+    that uses the rule.
+
+    Example:
+    ```mlir
+    %lr = optgen.hyper "lr" : f32
+    %betas = optgen.hyper "betas" default([8.000000e-01 : f32, 9.500000e-01 : f32]) : tuple<f32, f32>
+    %ns_steps = optgen.hyper "ns_steps" default(5 : i64) : i64
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, OptionalAttr<AnyAttr>:$default_value);
+  let results = (outs Optgen_HyperType:$result);
+  let assemblyFormat = "$name (`default` `(` $default_value^ `)`)? attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Optgen_StateOp : Optgen_Op<"state", [AttrSizedOperandSegments,
+    HasParent<"RuleOp">, Pure,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "optimizer state carried from one step to the next";
+  let description = [{
+    The value of the state at the start of the step; it starts at zero before
+    the first step. Shaped like `like` (the parameter), or like it reduced
+    along `axis` to size 1 (a factored moment), or a scalar when `like` is
+    absent. The element type is the state's storage dtype. `optgen.update`
+    gives the value kept for the next step.
+
+    Example:
+    ```mlir
+    %m = optgen.state "m" like %p : !optgen.tensor<[m, n], f32> -> !optgen.tensor<[m, n], f32>
+    %r = optgen.state "r" like %p : !optgen.tensor<[m, n], f32> reduced %c1 -> !optgen.tensor<[m, 1], f32>
+    %s = optgen.state "count" -> f32
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Optional<Optgen_AnyTensor>:$like,
+                       Optional<I64>:$axis);
+  let results = (outs Optgen_Value:$result);
+  let assemblyFormat = [{
+    $name (`like` $like^ `:` qualified(type($like)))? (`reduced` $axis^)? attr-dict `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Optgen_StepOp : Optgen_Op<"step", [Pure]> {
+  let summary = "the parameter's step count, 1 at the first step";
+  let description = [{
+    Counts the steps this parameter has taken, including the current one.
+
+    Example:
+    ```mlir
+    %t = optgen.step : i64
+    ```
+  }];
+  let results = (outs I64:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+}
+
+def Optgen_UpdateOp : Optgen_Op<"update", [
+    Terminator, HasParent<"RuleOp">, Pure]> {
+  let summary = "the new parameter and state values of a rule";
+  let description = [{
+    Ends a rule. `param` is the parameter after the step; `states` are the
+    new values of the rule's `optgen.state` declarations, in their order.
+    Each has exactly its declaration's type.
+
+    Example:
+    ```mlir
+    optgen.update %p1 state(%m1, %v1 : !optgen.tensor<*, f32>, !optgen.tensor<*, f32>) : !optgen.tensor<*, f32>
+    ```
+  }];
+  let arguments = (ins Optgen_AnyTensor:$param, Variadic<Optgen_Value>:$states);
+  let assemblyFormat = [{
+    $param (`state` `(` $states^ `:` qualified(type($states)) `)`)? attr-dict `:` qualified(type($param))
+  }];
+  let hasVerifier = 1;
+}
+
+def Optgen_GroupOp : Optgen_Op<"group", [
+    Symbol, IsolatedFromAbove, HasParent<"OptimizerOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
+  let summary = "parameters a rule updates, and with which hyperparameters";
+  let description = [{
+    A parameter belongs to the first group (in spec order) that one of whose
+    glob `patterns` matches its name (`*` any run of characters, `?` one
+    character, `[abc]` a class) and whose `where` region, if any, yields true
+    for its shape. `settings` give hyperparameter values of the rule; the
+    rule's defaults fill in the rest.
+
+    Example:
+    ```mlir
+    optgen.group @matrices = @muon match ["transformer.h.*"] {lr = 2.000000e-02 : f32} where {
+    ^bb0(%param: !optgen.tensor<*, f32>):
+      %n = optgen.ndim %param : !optgen.tensor<*, f32>
+      %c2 = optgen.constant 2 : i64
+      %ok = optgen.cmp eq, %n, %c2 : i64, i64
+      optgen.yield %ok : i1
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$rule,
+                       StrArrayAttr:$patterns, DictionaryAttr:$settings);
+  let regions = (region MaxSizedRegion<1>:$predicate);
+  let assemblyFormat = [{
+    $sym_name `=` $rule `match` $patterns $settings attr-dict-with-keyword
+    (`where` $predicate^)?
+  }];
+  let hasRegionVerifier = 1;
+}
+
+def Optgen_DistributeOp : Optgen_Op<"distribute", [HasParent<"OptimizerOp">]> {
+  let summary = "how a step is distributed over ranks";
+  let description = [{
+    `none`: every rank runs the whole step on its own gradients. `zero2`:
+    gradients are averaged over ranks; tensors with fewer than `small_numel`
+    elements are all-reduced and updated everywhere; the rest are
+    reduce-scattered, updated by the rank that owns them (which alone keeps
+    their state) and all-gathered.
+
+    Example:
+    ```mlir
+    optgen.distribute zero2 {small_numel = 1024 : i64}
+    ```
+  }];
+  let arguments = (ins Optgen_DistributeStrategy:$strategy,
+                       OptionalAttr<I64Attr>:$small_numel);
+  let assemblyFormat = "$strategy attr-dict";
+  let hasVerifier = 1;
+}
+
+def Optgen_YieldOp : Optgen_Op<"yield", [
+    Terminator, Pure, ReturnLike,
+    ParentOneOf<["IfOp", "ForTableOp", "GroupOp"]>]> {
+  let summary = "the values a region gives back";
+  let description = [{
+    Ends the regions of `optgen.if` and `optgen.for_table` (their results or
+    loop-carried values) and a group's `where` region (one `i1`).
+
+    Example:
+    ```mlir
+    optgen.yield %x : !optgen.tensor<[m, n], bf16>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let builders = [OpBuilder<(ins), [{ /* nothing */ }]>];
+  let assemblyFormat = "($values^ `:` qualified(type($values)))? attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Constants, hyperparameter tuples, shape queries
+//===----------------------------------------------------------------------===//
+
+def Optgen_ConstantOp : Optgen_Op<"constant", [ConstantLike, Pure,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "a scalar constant";
+  let description = [{
+    Example:
+    ```mlir
+    %eps = optgen.constant 1.000000e-08 : f32
+    %two = optgen.constant 2 : i64
+    %yes = optgen.constant true
+    ```
+  }];
+  let arguments = (ins TypedAttrInterface:$value);
+  let results = (outs Optgen_Scalar:$result);
+  let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
+}
+
+def Optgen_TupleGetOp : Optgen_Op<"tuple_get", [Pure, InferTypeOpAdaptor]> {
+  let summary = "one element of a tuple hyperparameter";
+  let description = [{
+    Example:
+    ```mlir
+    %beta1 = optgen.tuple_get %betas[0] : tuple<f32, f32>
+    ```
+  }];
+  let arguments = (ins AnyTuple:$tuple, I64Attr:$index);
+  let results = (outs Optgen_Scalar:$result);
+  let assemblyFormat = "$tuple `[` $index `]` attr-dict `:` qualified(type($tuple))";
+}
+
+class Optgen_ShapeQueryOp<string mnemonic, string what> : Optgen_Op<mnemonic, [Pure]> {
+  let summary = what;
+  let results = (outs I64:$result);
+  let hasFolder = 1;
+}
+
+def Optgen_DimOp : Optgen_ShapeQueryOp<"dim", "the size of a tensor along an axis"> {
+  let description = [{
+    The size along `axis` (negative counts from the last axis). Known at
+    compile time once shapes are bound, so conditions on it may choose code.
+
+    Example:
+    ```mlir
+    %rows = optgen.dim %p, %c0 : !optgen.tensor<[m, n], f32>
+    ```
+  }];
+  let arguments = (ins Optgen_AnyTensor:$input, I64:$axis);
+  let assemblyFormat = "$input `,` $axis attr-dict `:` qualified(type($input))";
+  let hasVerifier = 1;
+}
+
+def Optgen_NDimOp : Optgen_ShapeQueryOp<"ndim", "the rank of a tensor"> {
+  let description = [{
+    Example:
+    ```mlir
+    %rank = optgen.ndim %param : !optgen.tensor<*, f32>
+    ```
+  }];
+  let arguments = (ins Optgen_AnyTensor:$input);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
+}
+
+def Optgen_NumelOp : Optgen_ShapeQueryOp<"numel", "the number of elements of a tensor"> {
+  let description = [{
+    Example:
+    ```mlir
+    %n = optgen.numel %param : !optgen.tensor<*, f32>
+    ```
+  }];
+  let arguments = (ins Optgen_AnyTensor:$input);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise math
+//===----------------------------------------------------------------------===//
+
+// Operands may mix tensors and scalars. Float literals (f64) are weak and
+// take the type of what they meet. Shapes broadcast (right-aligned; a
+// dimension of 1 stretches); the element type is the widest float among the
+// tensor operands (a scalar never widens a tensor, as in PyTorch), and bf16
+// with f16 gives f32. Every result is rounded to its element type.
+class Optgen_ElementwiseOp<string mnemonic, list<Trait> traits = []>
+    : Optgen_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])>;
+
+class Optgen_BinaryOp<string mnemonic, string what, string sample>
+    : Optgen_ElementwiseOp<mnemonic> {
+  let summary = what;
+  let description = "Elementwise, with broadcasting and promotion.\n\n"
+    # "Example:\n```mlir\n" # sample # "\n```\n";
+  let arguments = (ins Optgen_Value:$lhs, Optgen_Value:$rhs);
+  let results = (outs Optgen_Value:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))";
+}
+
+def Optgen_AddOp : Optgen_BinaryOp<"add", "addition",
+  "%0 = optgen.add %m, %g : !optgen.tensor<*, f32>, !optgen.tensor<*, f32>">;
+def Optgen_SubOp : Optgen_BinaryOp<"sub", "subtraction",
+  "%0 = optgen.sub %one, %beta1 : i64, f32">;
+def Optgen_MulOp : Optgen_BinaryOp<"mul", "multiplication",
+  "%0 = optgen.mul %x, %scale : !optgen.tensor<[m, n], bf16>, !optgen.tensor<[m, 1], bf16>">;
+def Optgen_DivOp : Optgen_BinaryOp<"div", "division (ints divide to a float)",
+  "%0 = optgen.div %rows, %cols : i64, i64">;
+def Optgen_PowOp : Optgen_BinaryOp<"pow", "power",
+  "%0 = optgen.pow %beta1, %t : f32, i64">;
+def Optgen_MinOp : Optgen_BinaryOp<"min", "the smaller of two values",
+  "%0 = optgen.min %v, %cap : !optgen.tensor<*, f32>, f32">;
+def Optgen_MaxOp : Optgen_BinaryOp<"max", "the larger of two values",
+  "%0 = optgen.max %v, %eps : !optgen.tensor<[m, 1], f32>, f32">;
+def Optgen_AndOp : Optgen_BinaryOp<"and", "logical and of conditions or masks",
+  "%0 = optgen.and %a, %b : i1, i1">;
+def Optgen_OrOp : Optgen_BinaryOp<"or", "logical or of conditions or masks",
+  "%0 = optgen.or %a, %b : i1, i1">;
+
+def Optgen_CmpOp : Optgen_ElementwiseOp<"cmp"> {
+  let summary = "comparison giving a mask";
+  let description = [{
+    Compares after promotion; the result is `i1` shaped as the broadcast of
+    the operands (a mask when either is a tensor).
+
+    Example:
+    ```mlir
+    %mask = optgen.cmp ge, %xp, %zero : !optgen.tensor<[m, n], f32>, f32
+    ```
+  }];
+  let arguments = (ins Optgen_CmpPredicate:$predicate, Optgen_Value:$lhs,
+                       Optgen_Value:$rhs);
+  let results = (outs Optgen_Value:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))";
+}
+
+class Optgen_UnaryOp<string mnemonic, string what, string sample>
+    : Optgen_ElementwiseOp<mnemonic> {
+  let summary = what;
+  let description = "Elementwise; ints become floats where the math needs it.\n\n"
+    # "Example:\n```mlir\n" # sample # "\n```\n";
+  let arguments = (ins Optgen_Value:$input);
+  let results = (outs Optgen_Value:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
+}
+
+def Optgen_NegOp : Optgen_UnaryOp<"neg", "negation",
+  "%0 = optgen.neg %g : !optgen.tensor<*, f32>">;
+def Optgen_NotOp : Optgen_UnaryOp<"not", "logical negation of a condition or mask",
+  "%0 = optgen.not %mask : !optgen.tensor<*, i1>">;
+def Optgen_SqrtOp : Optgen_UnaryOp<"sqrt", "square root",
+  "%0 = optgen.sqrt %v : !optgen.tensor<*, f32>">;
+def Optgen_RsqrtOp : Optgen_UnaryOp<"rsqrt", "reciprocal square root",
+  "%0 = optgen.rsqrt %v : !optgen.tensor<[m, 1], f32>">;
+def Optgen_AbsOp : Optgen_UnaryOp<"abs", "absolute value",
+  "%0 = optgen.abs %g : !optgen.tensor<*, f32>">;
+def Optgen_SignOp : Optgen_UnaryOp<"sign", "-1, 0 or 1 by the sign of the input",
+  "%0 = optgen.sign %u : !optgen.tensor<*, f32>">;
+def Optgen_ExpOp : Optgen_UnaryOp<"exp", "natural exponential",
+  "%0 = optgen.exp %x : f32">;
+def Optgen_LogOp : Optgen_UnaryOp<"log", "natural logarithm",
+  "%0 = optgen.log %x : !optgen.tensor<*, f32>">;
+
+def Optgen_LerpOp : Optgen_ElementwiseOp<"lerp"> {
+  let summary = "linear interpolation: start + weight * (end - start)";
+  let description = [{
+    Example:
+    ```mlir
+    %m1 = optgen.lerp %m, %g, %w : !optgen.tensor<*, f32>, !optgen.tensor<*, f32>, f32
+    ```
+  }];
+  let arguments = (ins Optgen_Value:$start, Optgen_Value:$end,
+                       Optgen_Value:$weight);
+  let results = (outs Optgen_Value:$result);
+  let assemblyFormat = [{
+    $start `,` $end `,` $weight attr-dict `:` qualified(type($start)) `,` qualified(type($end)) `,` qualified(type($weight))
+  }];
+}
+
+def Optgen_ClampOp : Optgen_ElementwiseOp<"clamp"> {
+  let summary = "min(max(input, low), high)";
+  let description = [{
+    Example:
+    ```mlir
+    %0 = optgen.clamp %u, %lo, %hi : !optgen.tensor<*, f32>, f32, f32
+    ```
+  }];
+  let arguments = (ins Optgen_Value:$input, Optgen_Value:$low,
+                       Optgen_Value:$high);
+  let results = (outs Optgen_Value:$result);
+  let assemblyFormat = [{
+    $input `,` $low `,` $high attr-dict `:` qualified(type($input)) `,` qualified(type($low)) `,` qualified(type($high))
+  }];
+}
+
+def Optgen_SelectOp : Optgen_ElementwiseOp<"select"> {
+  let summary = "choice by a condition or mask";
+  let description = [{
+    Elementwise `condition ? on_true : on_false`; `condition` is `i1` (a
+    scalar or a mask).
+
+    Example:
+    ```mlir
+    %axis = optgen.select %tall, %c1, %c0 : i1, i64, i64
+    ```
+  }];
+  let arguments = (ins Optgen_Value:$condition, Optgen_Value:$on_true,
+                       Optgen_Value:$on_false);
+  let results = (outs Optgen_Value:$result);
+  let assemblyFormat = [{
+    $condition `,` $on_true `,` $on_false attr-dict `:` qualified(type($condition)) `,` qualified(type($on_true)) `,` qualified(type($on_false))
+  }];
+}
+
+def Optgen_CastOp : Optgen_Op<"cast", [Pure]> {
+  let summary = "conversion to another dtype";
+  let description = [{
+    Converts a tensor's elements or a scalar to another type. Floats round to
+    nearest even (so `bf16` matches the hardware conversion); `i1` gives 0 or
+    1. A tensor's shape may also be refined or relaxed where a `?` dimension
+    stands, never changed.
+
+    Example:
+    ```mlir
+    %x = optgen.cast %u : !optgen.tensor<[m, n], f32> to !optgen.tensor<[m, n], bf16>
+    ```
+  }];
+  let arguments = (ins Optgen_Value:$input);
+  let results = (outs Optgen_Value:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `to` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and linear algebra
+//===----------------------------------------------------------------------===//
+
+def Optgen_ReduceOp : Optgen_Op<"reduce", [Pure, InferTypeOpAdaptor]> {
+  let summary = "sum, mean, Frobenius norm or maximum";
+  let description = [{
+    Without `axis`: over the whole tensor, giving a scalar. With `axis`:
+    along that axis, keeping it with size 1. The axis may be computed from
+    shapes; until shapes are bound every dimension it could name is `?`.
+    Accumulates in f32 whatever the element type.
+
+    Example:
+    ```mlir
+    %n = optgen.reduce norm %x : !optgen.tensor<[m, n], bf16>
+    %v = optgen.reduce mean %x2 along %c1 : !optgen.tensor<[m, n], f32>
+    ```
+  }];
+  let arguments = (ins Optgen_ReduceKind:$kind, Optgen_AnyTensor:$input,
+                       Optional<I64>:$axis);
+  let results = (outs Optgen_Value:$result);
+  let assemblyFormat = "$kind $input (`along` $axis^)? attr-dict `:` qualified(type($input))";
+}
+
+def Optgen_MatmulOp : Optgen_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "matrix product";
+  let description = [{
+    `[a, b] x [b, c] -> [a, c]`; inputs are rounded to their element type,
+    products accumulate in f32, and the result is rounded to the promoted
+    element type (as cuBLAS does for bf16).
+
+    Example:
+    ```mlir
+    %A = optgen.matmul %xt, %x : !optgen.tensor<[n, m], bf16>, !optgen.tensor<[m, n], bf16>
+    ```
+  }];
+  let arguments = (ins Optgen_AnyTensor:$lhs, Optgen_AnyTensor:$rhs);
+  let results = (outs Optgen_AnyTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))";
+}
+
+def Optgen_TransposeOp : Optgen_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "matrix transpose";
+  let description = [{
+    Example:
+    ```mlir
+    %xt = optgen.transpose %x : !optgen.tensor<[m, n], bf16>
+    ```
+  }];
+  let arguments = (ins Optgen_AnyTensor:$input);
+  let results = (outs Optgen_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
+}
+
+//===----------------------------------------------------------------------===//
+// Compile-time control flow
+//===----------------------------------------------------------------------===//
+
+def Optgen_IfOp : Optgen_Op<"if", [
+    RecursiveMemoryEffects, NoRegionArguments,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "a choice made at compile time";
+  let description = [{
+    Runs `then` or `else` as `condition`, which must depend only on shapes
+    and constants, so that once shapes are bound exactly one branch remains.
+    Both regions yield values of the result types.
+
+    Example:
+    ```mlir
+    %r = optgen.if %tall -> (!optgen.tensor<[m, n], bf16>) {
+      ...
+      optgen.yield %a : !optgen.tensor<[m, n], bf16>
+    } else {
+      ...
+      optgen.yield %b : !optgen.tensor<[m, n], bf16>
+    }
+    ```
+  }];
+  let arguments = (ins I1:$condition);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$thenRegion, SizedRegion<1>:$elseRegion);
+  let assemblyFormat = [{
+    $condition (`->` `(` qualified(type($results))^ `)`)? $thenRegion `else` $elseRegion attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Optgen_ForTableOp : Optgen_Op<"for_table", [
+    RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "a loop over the rows of a constant table";
+  let description = [{
+    Runs the body once per row of `table` (a 2-D constant: rows x values),
+    at most `count` times, in order. The body's first block arguments are the
+    row's values (as f32), the rest the loop-carried values, initially
+    `inits`; it yields their next values, and the op's results are their
+    values after the last iteration. `count` may be a hyperparameter
+    (Polar Express runs `ns_steps` of its 5 rows).
+
+    Example:
+    ```mlir
+    %x1 = optgen.for_table %ns_steps over dense<[[3.4445, -4.775, 2.0315]]> : tensor<1x3xf64>
+        iter %x0 : !optgen.tensor<[m, n], bf16> -> !optgen.tensor<[m, n], bf16> {
+    ^bb0(%a: f32, %b: f32, %c: f32, %x: !optgen.tensor<[m, n], bf16>):
+      ...
+      optgen.yield %xn : !optgen.tensor<[m, n], bf16>
+    }
+    ```
+  }];
+  let arguments = (ins I64:$count, F64ElementsAttr:$table,
+                       Variadic<AnyType>:$inits);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $count `over` $table (`iter` $inits^ `:` qualified(type($inits)) `->` qualified(type($results)))?
+    attr-dict-with-keyword $body
+  }];
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getRowLength() {
+      return ::llvm::cast<::mlir::ShapedType>(getTable().getType()).getDimSize(1);
+    }
+  }];
+}
+
+#endif // OPTGEN_OPS_TD

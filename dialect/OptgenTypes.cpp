@@ -1,0 +1,103 @@
+//===- OptgenTypes.cpp - Types of the optgen dialect ----------------------===//
+//
+// `!optgen.tensor<[m, 1], f32>` and `!optgen.tensor<*, f32>`: parsing,
+// printing and verification.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/OptgenDialect.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace optgen;
+
+#define GET_TYPEDEF_CLASSES
+#include "dialect/OptgenTypes.cpp.inc"
+
+void OptgenDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "dialect/OptgenTypes.cpp.inc"
+      >();
+}
+
+Type SymbolicTensorType::parse(AsmParser &parser) {
+  MLIRContext *ctx = parser.getContext();
+  if (parser.parseLess())
+    return {};
+  SmallVector<Attribute> dims;
+  bool anyRank = succeeded(parser.parseOptionalStar());
+  if (!anyRank) {
+    auto parseDim = [&]() -> ParseResult {
+      if (succeeded(parser.parseOptionalQuestion())) {
+        dims.push_back(UnitAttr::get(ctx));
+        return success();
+      }
+      int64_t size = 0;
+      OptionalParseResult sized = parser.parseOptionalInteger(size);
+      if (sized.has_value()) {
+        if (failed(*sized))
+          return failure();
+        dims.push_back(IntegerAttr::get(IntegerType::get(ctx, 64), size));
+        return success();
+      }
+      StringRef name;
+      if (parser.parseKeyword(&name))
+        return failure();
+      dims.push_back(StringAttr::get(ctx, name));
+      return success();
+    };
+    if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim))
+      return {};
+  }
+  Type elementType;
+  if (parser.parseComma() || parser.parseType(elementType) ||
+      parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                    ctx, dims, elementType, anyRank);
+}
+
+void SymbolicTensorType::print(AsmPrinter &printer) const {
+  printer << '<';
+  if (getAnyRank()) {
+    printer << '*';
+  } else {
+    printer << '[';
+    llvm::interleaveComma(getDims(), printer, [&](Attribute dim) {
+      if (auto size = llvm::dyn_cast<IntegerAttr>(dim))
+        printer << size.getInt();
+      else if (auto name = llvm::dyn_cast<StringAttr>(dim))
+        printer << name.getValue();
+      else
+        printer << '?';
+    });
+    printer << ']';
+  }
+  printer << ", " << getElementType() << '>';
+}
+
+LogicalResult
+SymbolicTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
+                   ArrayRef<Attribute> dims, Type elementType, bool anyRank) {
+  if (anyRank && !dims.empty())
+    return emitError() << "a tensor of any rank has no dimensions";
+  for (Attribute dim : dims) {
+    if (auto size = llvm::dyn_cast<IntegerAttr>(dim)) {
+      if (size.getInt() < 0)
+        return emitError() << "dimension sizes must not be negative";
+    } else if (auto name = llvm::dyn_cast<StringAttr>(dim)) {
+      if (name.getValue().empty())
+        return emitError() << "dimension names must not be empty";
+    } else if (!llvm::isa<UnitAttr>(dim)) {
+      return emitError() << "a dimension is a size, a name or '?'";
+    }
+  }
+  if (!elementType.isF32() && !elementType.isBF16() && !elementType.isF16() &&
+      !elementType.isInteger(1))
+    return emitError() << "tensor elements are f32, bf16, f16 or i1, not "
+                       << elementType;
+  return success();
+}

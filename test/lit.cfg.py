@@ -1,0 +1,23 @@
+# lit configuration of optgen's tests: FileCheck tests of the front end, the
+# dialect, each pass and the emitted code.
+import os
+
+import lit.formats
+
+config.name = "optgen"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".opt", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "unit"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.optgen_obj_root, "test")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.optgen_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+# Variables are scoped to their CHECK-LABEL, as in Triton's tests.
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+
+# Longest first: '%optgen-opt' must not be read as '%optgen' + '-opt'.
+config.substitutions.append(("%optgen-opt", os.path.join(config.optgen_tools_dir, "optgen-opt")))
+config.substitutions.append(("%optgen", os.path.join(config.optgen_tools_dir, "optgen")))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%examples", os.path.join(config.optgen_src_root, "examples")))
