@@ -395,7 +395,9 @@ std::string describeRuntimeValue(Value value) {
         return describeRuntimeValue(op.getTuple());
       })
       .Default([&](Operation *op) {
-        if (isa<SymbolicTensorType>(value.getType()))
+        auto isTensor = [](Type t) { return isa<SymbolicTensorType>(t); };
+        if (isTensor(value.getType()) ||
+            llvm::any_of(op->getOperandTypes(), isTensor))
           return std::string("tensor values");
         return "the result of '" + op->getName().getStringRef().str() + "'";
       });

@@ -413,6 +413,20 @@ private:
                                       ? lhs->boolean && rhs->boolean
                                       : lhs->boolean || rhs->boolean);
     }
+    // `[row] * 5` repeats a table, as in Python.
+    if (op == BinaryOp::Mul && lhs->kind == K::List &&
+        rhs->kind == K::Number && rhs->isInteger) {
+      if (rhs->number < 0 || rhs->number * lhs->elements.size() > 1e6) {
+        error(b.getRhs().getRange()) << "cannot repeat a list "
+                                     << rhs->number << " times";
+        return failure();
+      }
+      ConstValue repeated = *lhs;
+      repeated.elements.clear();
+      for (int64_t i = 0; i < static_cast<int64_t>(rhs->number); ++i)
+        llvm::append_range(repeated.elements, lhs->elements);
+      return repeated;
+    }
     if (lhs->kind != K::Number || rhs->kind != K::Number ||
         op == BinaryOp::MatMul) {
       error(b.getOpLoc()) << "'" << spelling(op) << "' cannot combine "
@@ -569,8 +583,6 @@ private:
         names.push_back(entry.getKey().str());
     for (auto &entry : consts)
       names.push_back(entry.getKey().str());
-    for (const Builtin &b : kBuiltins)
-      names.push_back(b.name.str());
     names.push_back("step");
     llvm::sort(names);
     return names;
