@@ -20,4 +20,5 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 config.substitutions.append(("%optgen-opt", os.path.join(config.optgen_tools_dir, "optgen-opt")))
 config.substitutions.append(("%optgen", os.path.join(config.optgen_tools_dir, "optgen")))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%mlir_include", config.mlir_include_dir.split(";")[0]))
 config.substitutions.append(("%examples", os.path.join(config.optgen_src_root, "examples")))
