@@ -125,6 +125,16 @@ def Optgen_DistributeStrategy : I32EnumAttr<"DistributeStrategy",
 }
 
 //===----------------------------------------------------------------------===//
+// Traits
+//===----------------------------------------------------------------------===//
+
+/// Each result element depends only on the operands' elements at the same
+/// (broadcast) position: such ops fuse into kernels.
+def Optgen_ElementwiseMath : NativeOpTrait<"ElementwiseMath"> {
+  let cppNamespace = "::optgen";
+}
+
+//===----------------------------------------------------------------------===//
 // Type constraints
 //===----------------------------------------------------------------------===//
 

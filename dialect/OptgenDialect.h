@@ -14,6 +14,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -26,6 +27,12 @@
 #include "dialect/OptgenTypes.h.inc"
 
 namespace optgen {
+/// Marks ops whose result elements each depend only on the operands'
+/// elements at the same broadcast position (see OptgenBase.td).
+template <typename ConcreteType>
+class ElementwiseMath
+    : public mlir::OpTrait::TraitBase<ConcreteType, ElementwiseMath> {};
+
 class HyperOp;
 class StateOp;
 } // namespace optgen

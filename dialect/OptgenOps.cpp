@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -234,6 +235,49 @@ LogicalResult DimOp::verify() {
   return success();
 }
 
+/// An earlier value with the shape of `value`: an operand of the
+/// elementwise op or the initial value of the loop that computes it, when
+/// the shapes are known to agree (no `?`).
+static Value sameShapeSource(Value value) {
+  auto type = dyn_cast<SymbolicTensorType>(value.getType());
+  if (!type || llvm::any_of(type.getDims(), [](Attribute d) {
+        return isa<UnitAttr>(d);
+      }))
+    return {};
+  auto sameShape = [&](Value v) {
+    auto t = dyn_cast<SymbolicTensorType>(v.getType());
+    return t && t.getAnyRank() == type.getAnyRank() &&
+           t.getDims() == type.getDims();
+  };
+  Operation *def = value.getDefiningOp();
+  if (def && def->hasTrait<ElementwiseMath>())
+    for (Value operand : def->getOperands())
+      if (sameShape(operand))
+        return operand;
+  if (auto loop = dyn_cast_or_null<ForTableOp>(def))
+    return loop.getInits()[cast<OpResult>(value).getResultNumber()];
+  return {};
+}
+
+template <typename ShapeQuery>
+static LogicalResult askEarlierValue(ShapeQuery op, PatternRewriter &rewriter) {
+  Value source = sameShapeSource(op.getInput());
+  if (!source)
+    return failure();
+  rewriter.modifyOpInPlace(op, [&] { op.getInputMutable().assign(source); });
+  return success();
+}
+
+LogicalResult DimOp::canonicalize(DimOp op, PatternRewriter &rewriter) {
+  return askEarlierValue(op, rewriter);
+}
+LogicalResult NDimOp::canonicalize(NDimOp op, PatternRewriter &rewriter) {
+  return askEarlierValue(op, rewriter);
+}
+LogicalResult NumelOp::canonicalize(NumelOp op, PatternRewriter &rewriter) {
+  return askEarlierValue(op, rewriter);
+}
+
 OpFoldResult DimOp::fold(FoldAdaptor adaptor) {
   auto tensor = cast<SymbolicTensorType>(getInput().getType());
   auto axis = dyn_cast_or_null<IntegerAttr>(adaptor.getAxis());
@@ -297,7 +341,7 @@ OPTGEN_ELEMENTWISE_INFER(AddOp, "+", Promoted)
 OPTGEN_ELEMENTWISE_INFER(SubOp, "-", Promoted)
 OPTGEN_ELEMENTWISE_INFER(MulOp, "*", Promoted)
 OPTGEN_ELEMENTWISE_INFER(DivOp, "/", Float)
-OPTGEN_ELEMENTWISE_INFER(PowOp, "^", Promoted)
+OPTGEN_ELEMENTWISE_INFER(PowOp, "^", Float)
 OPTGEN_ELEMENTWISE_INFER(MinOp, "min", Promoted)
 OPTGEN_ELEMENTWISE_INFER(MaxOp, "max", Promoted)
 OPTGEN_ELEMENTWISE_INFER(AndOp, "&&", Logical)
@@ -414,4 +458,43 @@ LogicalResult ForTableOp::verifyRegions() {
     if (init.getType() != arg.getType() || init.getType() != result.getType())
       return emitOpError("loop-carried values keep their types");
   return verifyYieldTypes(*this, getBody(), getInits().getTypes(), "the body");
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+SymbolicTensorType KernelOp::getIterationSpace() {
+  for (Operation &op : getBody().front()) {
+    if (auto reduce = dyn_cast<ReduceOp>(op))
+      return cast<SymbolicTensorType>(reduce.getInput().getType());
+    if (op.getNumResults() == 1)
+      if (auto tensor = dyn_cast<SymbolicTensorType>(op.getResult(0).getType()))
+        return tensor;
+  }
+  return {};
+}
+
+LogicalResult KernelOp::verify() {
+  SymbolicTensorType space = getIterationSpace();
+  if (!space)
+    return emitOpError("computes no tensor");
+  for (Operation &op : getBody().front()) {
+    if (isa<YieldOp>(op))
+      continue;
+    Type shape;
+    if (auto reduce = dyn_cast<ReduceOp>(op))
+      shape = reduce.getInput().getType();
+    else if (op.hasTrait<ElementwiseMath>())
+      shape = op.getResult(0).getType();
+    else
+      return op.emitOpError("cannot be part of a kernel: only elementwise ops "
+                            "and reductions fuse");
+    if (!areShapesCompatible(shape, space.withElementType(
+                                        getElementTypeOrSelf(shape))))
+      return op.emitOpError("works on ")
+             << describeType(shape) << ", outside the kernel's space "
+             << describeType(space);
+  }
+  return success();
 }

@@ -221,11 +221,12 @@ def Optgen_DistributeOp : Optgen_Op<"distribute", [HasParent<"OptimizerOp">]> {
 
 def Optgen_YieldOp : Optgen_Op<"yield", [
     Terminator, Pure, ReturnLike,
-    ParentOneOf<["IfOp", "ForTableOp", "GroupOp"]>]> {
+    ParentOneOf<["IfOp", "ForTableOp", "GroupOp", "KernelOp"]>]> {
   let summary = "the values a region gives back";
   let description = [{
     Ends the regions of `optgen.if` and `optgen.for_table` (their results or
-    loop-carried values) and a group's `where` region (one `i1`).
+    loop-carried values), of `optgen.kernel` (its results) and a group's
+    `where` region (one `i1`).
 
     Example:
     ```mlir
@@ -275,6 +276,9 @@ class Optgen_ShapeQueryOp<string mnemonic, string what> : Optgen_Op<mnemonic, [P
   let summary = what;
   let results = (outs I64:$result);
   let hasFolder = 1;
+  // Asks the earliest value known to have the same shape, so that shape
+  // queries do not tie scalar math to the tensor work that follows them.
+  let hasCanonicalizeMethod = 1;
 }
 
 def Optgen_DimOp : Optgen_ShapeQueryOp<"dim", "the size of a tensor along an axis"> {
@@ -324,7 +328,8 @@ def Optgen_NumelOp : Optgen_ShapeQueryOp<"numel", "the number of elements of a t
 // tensor operands (a scalar never widens a tensor, as in PyTorch), and bf16
 // with f16 gives f32. Every result is rounded to its element type.
 class Optgen_ElementwiseOp<string mnemonic, list<Trait> traits = []>
-    : Optgen_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])>;
+    : Optgen_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
+                                               Optgen_ElementwiseMath])>;
 
 class Optgen_BinaryOp<string mnemonic, string what, string sample>
     : Optgen_ElementwiseOp<mnemonic> {
@@ -450,7 +455,7 @@ def Optgen_SelectOp : Optgen_ElementwiseOp<"select"> {
   }];
 }
 
-def Optgen_CastOp : Optgen_Op<"cast", [Pure]> {
+def Optgen_CastOp : Optgen_Op<"cast", [Pure, Optgen_ElementwiseMath]> {
   let summary = "conversion to another dtype";
   let description = [{
     Converts a tensor's elements or a scalar to another type. Floats round to
@@ -590,6 +595,43 @@ def Optgen_ForTableOp : Optgen_Op<"for_table", [
     int64_t getRowLength() {
       return ::llvm::cast<::mlir::ShapedType>(getTable().getType()).getDimSize(1);
     }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+def Optgen_KernelOp : Optgen_Op<"kernel", [
+    RecursiveMemoryEffects, SingleBlockImplicitTerminator<"YieldOp">,
+    NoRegionArguments]> {
+  let summary = "elementwise ops and reductions fused into one loop";
+  let description = [{
+    The ops of the body run as one loop over the kernel's iteration space,
+    each element read once and each result written once: every tensor in the
+    body broadcasts to that space, and reductions accumulate over it. The
+    body reads values from above (tensors and scalars); it yields the kernel's
+    results, which may be tensors of the space (or broadcast-reduced shapes)
+    and reduction results. `optgen-fuse-kernels` forms kernels; the emitters
+    print each as a loop nest.
+
+    Example:
+    ```mlir
+    %p1, %m1 = optgen.kernel -> (!optgen.tensor<*, f32>, !optgen.tensor<*, f32>) {
+      %0 = optgen.lerp %m, %g, %w : !optgen.tensor<*, f32>, !optgen.tensor<*, f32>, f32
+      %1 = optgen.mul %lr, %0 : f32, !optgen.tensor<*, f32>
+      %2 = optgen.sub %p, %1 : !optgen.tensor<*, f32>, !optgen.tensor<*, f32>
+      optgen.yield %2, %0 : !optgen.tensor<*, f32>, !optgen.tensor<*, f32>
+    }
+    ```
+  }];
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "(`->` `(` type($results)^ `)`)? $body attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape every tensor of the body broadcasts to.
+    SymbolicTensorType getIterationSpace();
   }];
 }
 

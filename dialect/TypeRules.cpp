@@ -355,9 +355,7 @@ bool isKnownAtCompileTime(Value value, Value *culprit) {
     Operation *def = v.getDefiningOp();
     bool known = def && !isa<SymbolicTensorType>(v.getType()) &&
                  (isa<ConstantOp, DimOp, NDimOp, NumelOp>(def) ||
-                  isa<AddOp, SubOp, MulOp, DivOp, PowOp, MinOp, MaxOp, AndOp,
-                      OrOp, CmpOp, NegOp, NotOp, SqrtOp, AbsOp, SignOp, CastOp,
-                      SelectOp>(def));
+                  def->hasTrait<ElementwiseMath>());
     if (!known) {
       if (culprit)
         *culprit = v;

@@ -370,8 +370,8 @@ void Dumper::dumpString(llvm::StringRef value) {
   os << '"';
 }
 
-void ast::dump(const Module &module, llvm::raw_ostream &os,
-               const std::function<std::pair<unsigned, unsigned>(llvm::SMLoc)>
-                   &lineCol) {
+void ast::dump(
+    const Module &module, llvm::raw_ostream &os,
+    const std::function<std::pair<unsigned, unsigned>(llvm::SMLoc)> &lineCol) {
   Dumper(os, lineCol).dumpModule(module);
 }

@@ -157,17 +157,18 @@ Token Lexer::lex() {
     return makeToken(follows('=') ? TokenKind::LessEqual : TokenKind::Less,
                      start);
   case '>':
-    return makeToken(follows('=') ? TokenKind::GreaterEqual
-                                  : TokenKind::Greater,
-                     start);
+    return makeToken(
+        follows('=') ? TokenKind::GreaterEqual : TokenKind::Greater, start);
   case '&':
     if (follows('&'))
       return makeToken(TokenKind::AmpAmp, start);
-    return makeError(start, cur, "unexpected character '&' (did you mean '&&'?)");
+    return makeError(start, cur,
+                     "unexpected character '&' (did you mean '&&'?)");
   case '|':
     if (follows('|'))
       return makeToken(TokenKind::PipePipe, start);
-    return makeError(start, cur, "unexpected character '|' (did you mean '||'?)");
+    return makeError(start, cur,
+                     "unexpected character '|' (did you mean '||'?)");
   default:
     return makeError(start, cur, "unexpected character " + quoteByte(c));
   }
@@ -201,10 +202,9 @@ Token Lexer::lexNumber(const char *start) {
   // `12abc`, `1.2.3` or `1e+` is one malformed number instead of a number
   // followed by a confusing second token.
   const char *stop = start;
-  while (stop != end &&
-         (isIdentifierChar(*stop) || *stop == '.' ||
-          ((*stop == '+' || *stop == '-') &&
-           (stop[-1] == 'e' || stop[-1] == 'E'))))
+  while (stop != end && (isIdentifierChar(*stop) || *stop == '.' ||
+                         ((*stop == '+' || *stop == '-') &&
+                          (stop[-1] == 'e' || stop[-1] == 'E'))))
     ++stop;
   cur = stop;
   llvm::StringRef text(start, stop - start);
@@ -234,9 +234,9 @@ Token Lexer::lexNumber(const char *start) {
   if (!wellFormed || p != stop)
     return makeError(start, stop, "malformed number " + quoteSource(text));
 
-  // APFloat rounds correctly, unlike strtod on some hosts. The syntax was
-  // checked above, so only overflow is left to report; underflow rounds
-  // towards zero as in C.
+  // APFloat, unlike strtod, reports overflow in its result and ignores the C
+  // locale. The syntax was checked above, so only overflow is left to report;
+  // underflow rounds towards zero as in C.
   llvm::APFloat value(llvm::APFloat::IEEEdouble());
   llvm::APFloat::opStatus status = llvm::cantFail(
       value.convertFromString(text, llvm::APFloat::rmNearestTiesToEven),
@@ -307,8 +307,8 @@ Token Lexer::lexString(const char *start) {
       continue;
     }
     auto *bytes = reinterpret_cast<const llvm::UTF8 *>(p);
-    if (!llvm::isLegalUTF8Sequence(
-            bytes, reinterpret_cast<const llvm::UTF8 *>(close)))
+    if (!llvm::isLegalUTF8Sequence(bytes,
+                                   reinterpret_cast<const llvm::UTF8 *>(close)))
       return makeError(p, p + 1, "invalid UTF-8 in string");
     unsigned length = llvm::getNumBytesForUTF8(c);
     value.append(p, length);

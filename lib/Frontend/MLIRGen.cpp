@@ -116,7 +116,7 @@ const Builtin *lookupBuiltin(StringRef name) {
 /// plausible typo.
 std::string suggest(StringRef name, ArrayRef<std::string> candidates) {
   std::string best;
-  unsigned bestDistance = std::max<unsigned>(2, name.size() / 3) + 1;
+  unsigned bestDistance = std::max<unsigned>(1, name.size() / 3) + 1;
   for (const std::string &c : candidates) {
     unsigned d = name.edit_distance(c, true, bestDistance);
     if (d < bestDistance) {
@@ -264,7 +264,7 @@ private:
     switch (expr.getKind()) {
     case Expr::Kind::Number: {
       auto &n = cast<NumberExpr>(expr);
-      if (n.getIsInteger() && std::fabs(n.getValue()) > 9007199254740992.0) {
+      if (n.getIsInteger() && std::fabs(n.getValue()) >= 9007199254740992.0) {
         error(expr.getRange()) << "integer literal is too large";
         return failure();
       }
@@ -396,6 +396,17 @@ private:
   }
 
   FailureOr<ConstValue> evalBinary(const BinaryExpr &b) {
+    FailureOr<ConstValue> v = evalArithmetic(b);
+    if (succeeded(v) && v->kind == ConstValue::Kind::Number &&
+        !std::isfinite(v->number)) {
+      error(b.getOpLoc()) << "this computes " << v->number
+                          << " at compile time, not a finite number";
+      return failure();
+    }
+    return v;
+  }
+
+  FailureOr<ConstValue> evalArithmetic(const BinaryExpr &b) {
     FailureOr<ConstValue> lhs = evalConst(b.getLhs());
     if (failed(lhs))
       return failure();
@@ -515,15 +526,18 @@ private:
 
   /// The hyperparameter type a default value implies: floats unless written
   /// with an `int` annotation.
-  Type hyperTypeOf(const ConstValue &value) {
-    if (value.kind == ConstValue::Kind::Tuple ||
-        value.kind == ConstValue::Kind::List) {
-      SmallVector<Type> elements;
-      for (const ConstValue &e : value.elements)
-        elements.push_back(hyperTypeOf(e));
-      return builder.getTupleType(elements);
+  FailureOr<Type> hyperTypeOf(const ConstValue &value, SMRange at) {
+    if (!value.isSequence())
+      return Type(builder.getF32Type());
+    SmallVector<Type> elements;
+    for (const ConstValue &e : value.elements) {
+      if (e.isSequence()) {
+        error(at) << "tuples do not nest";
+        return failure();
+      }
+      elements.push_back(builder.getF32Type());
     }
-    return builder.getF32Type();
+    return Type(builder.getTupleType(elements));
   }
 
   /// The attribute holding `value` as a hyperparameter of type `type`, or
@@ -589,6 +603,13 @@ private:
   }
 
   FailureOr<ConstValue> unknownName(StringRef name, SMRange at) {
+    auto topLevel = topLevelNames.find(name);
+    if (topLevel != topLevelNames.end() && !rules.count(name)) {
+      error(at).append("'", name, "' is used before its declaration")
+          .attachNote(loc(topLevel->second))
+          .append("declared here");
+      return failure();
+    }
     auto later = declaredLater.find(name);
     if (later != declaredLater.end()) {
       error(at).append("'", name, "' is used before its declaration")
@@ -606,6 +627,12 @@ private:
 
   /// Declares `name` in the innermost scope; no name may hide another.
   LogicalResult declare(StringRef name, Symbol symbol) {
+    if (llvm::is_contained({"step", "true", "false"}, name) ||
+        isDTypeName(name)) {
+      error(symbol.declRange) << "'" << name
+                              << "' is a builtin name; choose another";
+      return failure();
+    }
     if (Symbol *previous = findSymbol(name))
       return duplicate(name, symbol.declRange, previous->declRange);
     auto it = consts.find(name);
@@ -662,6 +689,16 @@ private:
   Value createInferred(SMLoc at, ValueRange operands) {
     if (llvm::any_of(operands, [](Value v) { return !v; }))
       return {};
+    for (Value v : operands)
+      if (isa<TupleType>(v.getType())) {
+        StringRef name = "betas";
+        if (auto hyper = v.getDefiningOp<HyperOp>())
+          name = hyper.getName();
+        error(at) << "a tuple hyperparameter has no single value; index it, "
+                     "as in "
+                  << name << "[0]";
+        return {};
+      }
     FailureOr<Type> type = inferType<OpTy>(at, operands);
     if (failed(type))
       return {};
@@ -735,12 +772,21 @@ private:
     llvm_unreachable("covered switch");
   }
 
-  /// An int-valued axis argument.
+  /// An int-valued axis argument, known at compile time.
   Value genAxis(const Expr &expr) {
     Value axis = genExpr(expr);
-    if (axis && !axis.getType().isInteger(64)) {
+    if (!axis)
+      return {};
+    if (!axis.getType().isInteger(64)) {
       error(expr.getRange()) << "an axis must be an int, not "
                              << describeType(axis.getType());
+      return {};
+    }
+    Value culprit;
+    if (!isKnownAtCompileTime(axis, &culprit)) {
+      error(expr.getRange()) << "an axis must be known at compile time, but "
+                                "this one depends on "
+                             << describeRuntimeValue(culprit);
       return {};
     }
     return axis;
@@ -929,14 +975,15 @@ private:
     FailureOr<int64_t> index = evalInt(expr.getIndex(), "a tuple index");
     if (failed(index))
       return {};
-    if (*index < 0 || *index >= static_cast<int64_t>(tuple.size())) {
+    int64_t size = tuple.size();
+    if (*index < -size || *index >= size) {
       error(expr.getIndex().getRange())
-          << "index " << *index << " is out of range for a tuple of "
-          << tuple.size();
+          << "index " << *index << " is out of range for a tuple of " << size;
       return {};
     }
+    int64_t position = *index < 0 ? *index + size : *index;
     return builder.create<TupleGetOp>(loc(expr.getLoc()),
-                                      tuple.getType(*index), base, *index);
+                                      tuple.getType(position), base, position);
   }
 
   Value genExpr(const Expr &expr) {
@@ -1006,7 +1053,12 @@ private:
                              SMRange at) {
     if (value.getType() == target)
       return value;
-    if (!areShapesCompatible(value.getType(), target)) {
+    auto rank = [](Type t) {
+      Type element = getElementTypeOrSelf(t);
+      return element.isInteger(1) ? 0 : isa<IntegerType>(element) ? 1 : 2;
+    };
+    if (!areShapesCompatible(value.getType(), target) ||
+        rank(value.getType()) > rank(target)) {
       error(at) << "cannot assign a value of type "
                 << describeType(value.getType()) << " to '" << name
                 << "', which has type " << describeType(target);
@@ -1024,7 +1076,10 @@ private:
         if (failed(v))
           return failure();
         initial = *v;
-        type = hyperTypeOf(*v);
+        FailureOr<Type> implied = hyperTypeOf(*v, item.init->getRange());
+        if (failed(implied))
+          return failure();
+        type = *implied;
       }
       if (item.type) {
         FailureOr<Type> t = resolveHyperType(*item.type);
@@ -1102,7 +1157,9 @@ private:
           shape = *reduced;
         }
         auto tensor = cast<SymbolicTensorType>(shape);
-        type = tensor.withElementType(dtype.value_or(tensor.getElementType()));
+        Type element = tensor.getElementType();
+        type = tensor.withElementType(dtype.value_or(
+            isa<FloatType>(element) ? element : builder.getF32Type()));
       }
       auto state = builder.create<StateOp>(loc(item.nameRange), type,
                                            item.name, like, axis);

@@ -3,10 +3,10 @@
 // Recursive descent with one function per grammar rule; each function's
 // comment gives its rule. Two limits keep hostile input from exhausting the
 // stack:
-//  - `depth` counts the constructs that make this parser recurse (brackets,
-//    calls, unary operators, '^' exponents, '?:' branches, tuple types,
-//    blocks), which bounds the parser's own recursion even where no tree
-//    node is built, e.g. for redundant parentheses;
+//  - `blockDepth` and `exprDepth` count the open constructs that make this
+//    parser recurse (blocks; brackets, calls, unary operators, '^'
+//    exponents, '?:' branches, tuple types), which bounds its recursion even
+//    where no tree node is built, e.g. for redundant parentheses;
 //  - every parsed expression carries the height of its tree, which bounds
 //    the recursion of the destructors and of the passes that walk the tree;
 //    a left-associative chain such as `a + b + c + ...` deepens the tree
@@ -48,78 +48,19 @@ struct Failure {
 /// Holds one level of a nesting counter for as long as it lives.
 class NestingScope {
 public:
-  explicit NestingScope(unsigned &depth) : depth(depth) { ++depth; }
-  ~NestingScope() { --depth; }
+  explicit NestingScope(unsigned &depth) : counter(depth) { ++counter; }
+  ~NestingScope() { --counter; }
   NestingScope(const NestingScope &) = delete;
   NestingScope &operator=(const NestingScope &) = delete;
-  bool tooDeep() const { return depth > kMaxNestingDepth; }
+  bool tooDeep() const { return counter > kMaxNestingDepth; }
 
 private:
-  unsigned &depth;
+  unsigned &counter;
 };
 
 /// Binary operators by precedence level, loosest first; parseBinary climbs
 /// these levels.
 enum class Level { Or, And, Compare, Add, Mul, Unary };
-
-std::optional<std::pair<ast::BinaryOp, Level>> binaryOperator(TokenKind kind) {
-  using ast::BinaryOp;
-  switch (kind) {
-  case TokenKind::PipePipe:
-    return {{BinaryOp::Or, Level::Or}};
-  case TokenKind::AmpAmp:
-    return {{BinaryOp::And, Level::And}};
-  case TokenKind::Less:
-    return {{BinaryOp::Lt, Level::Compare}};
-  case TokenKind::LessEqual:
-    return {{BinaryOp::Le, Level::Compare}};
-  case TokenKind::Greater:
-    return {{BinaryOp::Gt, Level::Compare}};
-  case TokenKind::GreaterEqual:
-    return {{BinaryOp::Ge, Level::Compare}};
-  case TokenKind::EqualEqual:
-    return {{BinaryOp::Eq, Level::Compare}};
-  case TokenKind::BangEqual:
-    return {{BinaryOp::Ne, Level::Compare}};
-  case TokenKind::Plus:
-    return {{BinaryOp::Add, Level::Add}};
-  case TokenKind::Minus:
-    return {{BinaryOp::Sub, Level::Add}};
-  case TokenKind::Star:
-    return {{BinaryOp::Mul, Level::Mul}};
-  case TokenKind::Slash:
-    return {{BinaryOp::Div, Level::Mul}};
-  case TokenKind::At:
-    return {{BinaryOp::MatMul, Level::Mul}};
-  default:
-    return std::nullopt;
-  }
-}
-
-/// Describes a token for "found ..." in a message.
-std::string describe(const Token &tok) {
-  switch (tok.kind) {
-  case TokenKind::Eof:
-    return "end of file";
-  case TokenKind::String:
-    return "a string";
-  default:
-    if (isKeyword(tok.kind))
-      return "keyword " + quoteSource(tok.spelling);
-    return quoteSource(tok.spelling);
-  }
-}
-
-StringRef closingSpelling(TokenKind kind) {
-  switch (kind) {
-  case TokenKind::RParen:
-    return ")";
-  case TokenKind::RBracket:
-    return "]";
-  default:
-    return "}";
-  }
-}
 
 class Parser {
 public:
@@ -167,7 +108,7 @@ private:
   Parsed parsePower();
   Parsed parseSubscript(Parsed base, SMLoc start);
   Parsed parsePrimary();
-  Parsed parseCall();
+  Parsed parseNameOrCall();
   Parsed parseParenthesized();
   Parsed parseList();
   bool parseElements(std::vector<ast::ExprPtr> &elements, unsigned &height,
@@ -182,11 +123,75 @@ private:
   Token tok;
   /// End of the last consumed token: where the construct just parsed ends.
   SMLoc prevEnd;
-  unsigned depth = 0;
+  /// Open nesting constructs: blocks, and expressions or types.
+  unsigned blockDepth = 0;
+  unsigned exprDepth = 0;
   bool failed = false;
 };
 
 } // namespace
+
+/// The binary operator a token spells, with its precedence level.
+static std::optional<std::pair<ast::BinaryOp, Level>>
+binaryOperator(TokenKind kind) {
+  using ast::BinaryOp;
+  switch (kind) {
+  case TokenKind::PipePipe:
+    return {{BinaryOp::Or, Level::Or}};
+  case TokenKind::AmpAmp:
+    return {{BinaryOp::And, Level::And}};
+  case TokenKind::Less:
+    return {{BinaryOp::Lt, Level::Compare}};
+  case TokenKind::LessEqual:
+    return {{BinaryOp::Le, Level::Compare}};
+  case TokenKind::Greater:
+    return {{BinaryOp::Gt, Level::Compare}};
+  case TokenKind::GreaterEqual:
+    return {{BinaryOp::Ge, Level::Compare}};
+  case TokenKind::EqualEqual:
+    return {{BinaryOp::Eq, Level::Compare}};
+  case TokenKind::BangEqual:
+    return {{BinaryOp::Ne, Level::Compare}};
+  case TokenKind::Plus:
+    return {{BinaryOp::Add, Level::Add}};
+  case TokenKind::Minus:
+    return {{BinaryOp::Sub, Level::Add}};
+  case TokenKind::Star:
+    return {{BinaryOp::Mul, Level::Mul}};
+  case TokenKind::Slash:
+    return {{BinaryOp::Div, Level::Mul}};
+  case TokenKind::At:
+    return {{BinaryOp::MatMul, Level::Mul}};
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Describes a token for "found ..." in a message.
+static std::string describe(const Token &tok) {
+  switch (tok.kind) {
+  case TokenKind::Eof:
+    return "end of file";
+  case TokenKind::String:
+    return "a string";
+  default:
+    if (isKeyword(tok.kind))
+      return "keyword " + quoteSource(tok.spelling);
+    return quoteSource(tok.spelling);
+  }
+}
+
+/// The spelling of a closing bracket token, for messages.
+static StringRef closingSpelling(TokenKind kind) {
+  switch (kind) {
+  case TokenKind::RParen:
+    return ")";
+  case TokenKind::RBracket:
+    return "]";
+  default:
+    return "}";
+  }
+}
 
 //===----------------------------------------------------------------------===//
 // Tokens and errors
@@ -393,8 +398,7 @@ std::unique_ptr<ast::Decl> Parser::parseGroup() {
     return nullptr;
   SMLoc open = tok.getLoc();
   if (!consumeIf(TokenKind::LBrace))
-    return errorExpected("'{' to start the body of group " +
-                         quoteSource(name));
+    return errorExpected("'{' to start the body of group " + quoteSource(name));
 
   std::vector<std::unique_ptr<ast::StringExpr>> patterns;
   std::vector<ast::ExprPtr> predicates;
@@ -493,7 +497,7 @@ bool Parser::parseType(ast::TypeAnnotation &type) {
   if (!tok.is(TokenKind::LParen))
     return errorExpected("a type");
 
-  NestingScope nesting(depth);
+  NestingScope nesting(exprDepth);
   if (nesting.tooDeep())
     return errorTooDeep(start, "type");
   consume();
@@ -515,7 +519,7 @@ bool Parser::parseType(ast::TypeAnnotation &type) {
 /// block := '{' stmt* '}'; `what` names the block in error messages.
 bool Parser::parseBlock(ast::Block &block, StringRef what) {
   SMLoc open = tok.getLoc();
-  NestingScope nesting(depth);
+  NestingScope nesting(blockDepth);
   if (nesting.tooDeep())
     return errorTooDeep(open, "block");
   if (!consumeIf(TokenKind::LBrace))
@@ -579,9 +583,9 @@ ast::StmtPtr Parser::parseBindings() {
       return error(binding.nameRange.Start,
                    "state " + quoteSource(binding.name) +
                        " needs an initial value, e.g. zeros_like(p)");
-    return error(binding.nameRange.Start,
-                 "let " + quoteSource(binding.name) +
-                     " needs a value, e.g. let " + binding.name + " = g * g");
+    return error(binding.nameRange.Start, "let " + quoteSource(binding.name) +
+                                              " needs a value, e.g. let " +
+                                              binding.name + " = g * g");
   } while (kind != TokenKind::KwLet && consumeIf(TokenKind::Comma));
 
   SMRange range(start, prevEnd);
@@ -645,7 +649,7 @@ ast::StmtPtr Parser::parseIf() {
       // `else if` nests the IfStmt in the else block, so it counts as a
       // level of block nesting; that also bounds the recursion of a long
       // else-if chain.
-      NestingScope nesting(depth);
+      NestingScope nesting(blockDepth);
       if (nesting.tooDeep())
         return errorTooDeep(tok.getLoc(), "block");
       ast::StmtPtr elseIf = parseIf();
@@ -658,10 +662,9 @@ ast::StmtPtr Parser::parseIf() {
       return nullptr;
     }
   }
-  return std::make_unique<ast::IfStmt>(SMRange(start, prevEnd),
-                                       std::move(cond.expr),
-                                       std::move(thenBlock),
-                                       std::move(elseBlock));
+  return std::make_unique<ast::IfStmt>(
+      SMRange(start, prevEnd), std::move(cond.expr), std::move(thenBlock),
+      std::move(elseBlock));
 }
 
 /// for := 'for' (IDENT | '(' IDENT (',' IDENT)* ')') 'in' expr block
@@ -695,10 +698,9 @@ ast::StmtPtr Parser::parseFor() {
   ast::Block body;
   if (!parseBlock(body, "the 'for' body"))
     return nullptr;
-  return std::make_unique<ast::ForStmt>(SMRange(start, prevEnd),
-                                        std::move(vars), destructures,
-                                        std::move(iterable.expr),
-                                        std::move(body));
+  return std::make_unique<ast::ForStmt>(
+      SMRange(start, prevEnd), std::move(vars), destructures,
+      std::move(iterable.expr), std::move(body));
 }
 
 //===----------------------------------------------------------------------===//
@@ -723,7 +725,7 @@ Parsed Parser::parseExpr() {
     return cond;
 
   SMLoc question = tok.getLoc();
-  NestingScope nesting(depth);
+  NestingScope nesting(exprDepth);
   if (nesting.tooDeep())
     return errorTooDeep(question, "expression");
   consume();
@@ -735,12 +737,10 @@ Parsed Parser::parseExpr() {
   Parsed elseExpr = parseExpr();
   if (!elseExpr)
     return {};
-  std::initializer_list<unsigned> heights = {cond.height, thenExpr.height,
-                                             elseExpr.height};
   return makeNode(std::make_unique<ast::TernaryExpr>(
                       SMRange(start, prevEnd), std::move(cond.expr),
                       std::move(thenExpr.expr), std::move(elseExpr.expr)),
-                  heights, question);
+                  {cond.height, thenExpr.height, elseExpr.height}, question);
 }
 
 /// or  := and ('||' and)*
@@ -763,11 +763,10 @@ Parsed Parser::parseBinary(Level level) {
     Parsed rhs = parseBinary(next);
     if (!rhs)
       return {};
-    std::initializer_list<unsigned> heights = {lhs.height, rhs.height};
     lhs = makeNode(std::make_unique<ast::BinaryExpr>(
                        SMRange(start, prevEnd), op->first, opLoc,
                        std::move(lhs.expr), std::move(rhs.expr)),
-                   heights, opLoc);
+                   {lhs.height, rhs.height}, opLoc);
     // `a < b < c` reads like a range test but would compare a boolean.
     if (lhs && level == Level::Compare) {
       auto again = binaryOperator(tok.kind);
@@ -783,7 +782,7 @@ Parsed Parser::parseUnary() {
   if (!tok.is(TokenKind::Minus) && !tok.is(TokenKind::Bang))
     return parsePower();
   SMLoc start = tok.getLoc();
-  NestingScope nesting(depth);
+  NestingScope nesting(exprDepth);
   if (nesting.tooDeep())
     return errorTooDeep(start, "expression");
   ast::UnaryOp op =
@@ -792,10 +791,9 @@ Parsed Parser::parseUnary() {
   Parsed operand = parseUnary();
   if (!operand)
     return {};
-  unsigned height = operand.height;
   return makeNode(std::make_unique<ast::UnaryExpr>(SMRange(start, prevEnd), op,
                                                    std::move(operand.expr)),
-                  {height}, start);
+                  {operand.height}, start);
 }
 
 /// power   := postfix ('^' unary)?
@@ -815,23 +813,21 @@ Parsed Parser::parsePower() {
     // `^` before the name T is always a transpose, never a power.
     if (tok.is(TokenKind::Identifier) && tok.spelling == "T") {
       consume();
-      unsigned height = base.height;
       base = makeNode(std::make_unique<ast::TransposeExpr>(
                           SMRange(start, prevEnd), std::move(base.expr)),
-                      {height}, caret);
+                      {base.height}, caret);
       continue;
     }
-    NestingScope nesting(depth);
+    NestingScope nesting(exprDepth);
     if (nesting.tooDeep())
       return errorTooDeep(caret, "expression");
     Parsed exponent = parseUnary();
     if (!exponent)
       return {};
-    std::initializer_list<unsigned> heights = {base.height, exponent.height};
     return makeNode(std::make_unique<ast::BinaryExpr>(
                         SMRange(start, prevEnd), ast::BinaryOp::Pow, caret,
                         std::move(base.expr), std::move(exponent.expr)),
-                    heights, caret);
+                    {base.height, exponent.height}, caret);
   }
   return base;
 }
@@ -839,7 +835,7 @@ Parsed Parser::parsePower() {
 /// slice_or_index := expr | expr? ':' expr?    (after `base` and at '[')
 Parsed Parser::parseSubscript(Parsed base, SMLoc start) {
   SMLoc open = tok.getLoc();
-  NestingScope nesting(depth);
+  NestingScope nesting(exprDepth);
   if (nesting.tooDeep())
     return errorTooDeep(open, "expression");
   consume();
@@ -852,11 +848,10 @@ Parsed Parser::parseSubscript(Parsed base, SMLoc start) {
     if (!tok.is(TokenKind::Colon)) {
       if (!expectClosing(TokenKind::RBracket, open, ":"))
         return {};
-      std::initializer_list<unsigned> heights = {base.height, lo.height};
       return makeNode(std::make_unique<ast::IndexExpr>(SMRange(start, prevEnd),
                                                        std::move(base.expr),
                                                        std::move(lo.expr)),
-                      heights, open);
+                      {base.height, lo.height}, open);
     }
   }
   consume(); // ':'
@@ -868,12 +863,10 @@ Parsed Parser::parseSubscript(Parsed base, SMLoc start) {
   }
   if (!expectClosing(TokenKind::RBracket, open, ""))
     return {};
-  std::initializer_list<unsigned> heights = {base.height, lo.height,
-                                             hi.height};
   return makeNode(std::make_unique<ast::SliceExpr>(
                       SMRange(start, prevEnd), std::move(base.expr),
                       std::move(lo.expr), std::move(hi.expr)),
-                  heights, open);
+                  {base.height, lo.height, hi.height}, open);
 }
 
 /// primary := NUMBER | STRING | IDENT | call | '(' ... ')' | '[' ... ']'
@@ -891,7 +884,7 @@ Parsed Parser::parsePrimary() {
     return {std::move(string), 1};
   }
   case TokenKind::Identifier:
-    return parseCall();
+    return parseNameOrCall();
   case TokenKind::LParen:
     return parseParenthesized();
   case TokenKind::LBracket:
@@ -902,7 +895,7 @@ Parsed Parser::parsePrimary() {
 }
 
 /// IDENT | IDENT '(' (expr (',' expr)* ','?)? ')'
-Parsed Parser::parseCall() {
+Parsed Parser::parseNameOrCall() {
   SMRange nameRange = tok.getRange();
   std::string name = tok.spelling.str();
   consume();
@@ -910,7 +903,7 @@ Parsed Parser::parseCall() {
     return {std::make_unique<ast::NameExpr>(nameRange, std::move(name)), 1};
 
   SMLoc open = tok.getLoc();
-  NestingScope nesting(depth);
+  NestingScope nesting(exprDepth);
   if (nesting.tooDeep())
     return errorTooDeep(open, "expression");
   consume();
@@ -927,20 +920,19 @@ Parsed Parser::parseCall() {
 /// '(' expr ')' | '(' expr ',' (expr (',' expr)*)? ','? ')'
 Parsed Parser::parseParenthesized() {
   SMLoc open = tok.getLoc();
-  NestingScope nesting(depth);
+  NestingScope nesting(exprDepth);
   if (nesting.tooDeep())
     return errorTooDeep(open, "expression");
   consume();
   Parsed first = parseExpr();
   if (!first)
     return {};
-  if (consumeIf(TokenKind::RParen))
+  // Without a comma this is a parenthesized expression, not a tuple.
+  if (!consumeIf(TokenKind::Comma)) {
+    if (!expectClosing(TokenKind::RParen, open, ","))
+      return {};
     return first;
-  if (!tok.is(TokenKind::Comma)) {
-    expectClosing(TokenKind::RParen, open, ",");
-    return {};
   }
-  consume();
 
   std::vector<ast::ExprPtr> elements;
   elements.push_back(std::move(first.expr));
@@ -956,7 +948,7 @@ Parsed Parser::parseParenthesized() {
 /// '[' (expr (',' expr)* ','?)? ']'
 Parsed Parser::parseList() {
   SMLoc open = tok.getLoc();
-  NestingScope nesting(depth);
+  NestingScope nesting(exprDepth);
   if (nesting.tooDeep())
     return errorTooDeep(open, "expression");
   consume();
@@ -986,8 +978,8 @@ bool Parser::parseElements(std::vector<ast::ExprPtr> &elements,
   return expectClosing(close, open, ",");
 }
 
-std::unique_ptr<ast::Module>
-optgen::parseSpec(llvm::SourceMgr &sourceMgr, unsigned bufferId,
-                  const SyntaxErrorFn &onError) {
+std::unique_ptr<ast::Module> optgen::parseSpec(llvm::SourceMgr &sourceMgr,
+                                               unsigned bufferId,
+                                               const SyntaxErrorFn &onError) {
   return Parser(sourceMgr, bufferId, onError).parseModule();
 }

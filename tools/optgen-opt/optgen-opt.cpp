@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/OptgenDialect.h"
+#include "optgen/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -15,6 +16,7 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
+  optgen::registerOptgenPasses();
   mlir::DialectRegistry registry;
   registry.insert<optgen::OptgenDialect>();
   return mlir::asMainReturnCode(mlir::MlirOptMain(

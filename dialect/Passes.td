@@ -1,0 +1,23 @@
+//===- Passes.td - Passes of optgen ---------------------------*- tablegen -*-===//
+
+#ifndef OPTGEN_PASSES_TD
+#define OPTGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FuseKernels : Pass<"optgen-fuse-kernels", "optgen::RuleOp"> {
+  let summary = "Fuse elementwise chains and their reductions into kernels";
+  let description = [{
+    Within each rule, forms `optgen.kernel` ops: maximal runs of elementwise
+    tensor ops over one iteration space, together with the reductions of
+    values they compute, so that a kernel reads each input once and writes
+    each result once (one AdamW step reads p, g, m, v and writes p, m, v).
+    Scalar math that does not depend on tensor data is first hoisted above
+    the tensor work, so it does not split kernels. Matrix products,
+    transposes and control flow stay outside kernels; a value a reduction
+    computes is used only after the kernel that computes it.
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
+#endif // OPTGEN_PASSES_TD

@@ -1,0 +1,20 @@
+//===- Passes.h - Passes of optgen ------------------------------*- C++ -*-===//
+
+#ifndef OPTGEN_TRANSFORMS_PASSES_H
+#define OPTGEN_TRANSFORMS_PASSES_H
+
+#include "dialect/OptgenDialect.h"
+
+#include "mlir/Pass/Pass.h"
+
+namespace optgen {
+
+#define GEN_PASS_DECL
+#include "dialect/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "dialect/Passes.h.inc"
+
+} // namespace optgen
+
+#endif // OPTGEN_TRANSFORMS_PASSES_H
