@@ -1047,6 +1047,17 @@ private:
   // Statements
   //===--------------------------------------------------------------------===//
 
+  /// Records the spec's name for the op computing `value` (a NameLoc around
+  /// its location), so that emitted code can name it as the spec does. A
+  /// value that already has a name (`let y = x`) keeps it.
+  void nameValue(Value value, StringRef name) {
+    Operation *def = value.getDefiningOp();
+    if (!def || isa<NameLoc>(def->getLoc()) ||
+        isa<HyperOp, StateOp>(def))
+      return;
+    def->setLoc(NameLoc::get(builder.getStringAttr(name), def->getLoc()));
+  }
+
   /// `value` as the type `target` of a variable: the dtype converts (as an
   /// in-place update would); the shape must already agree.
   Value convertForAssignment(Value value, Type target, StringRef name,
@@ -1187,6 +1198,7 @@ private:
                                          "not a tuple; index it";
       return failure();
     }
+    nameValue(value, binding.name);
     return declare(binding.name,
                    {Symbol::Kind::Let, value, binding.nameRange});
   }
@@ -1239,6 +1251,7 @@ private:
                                  stmt.getValue().getRange());
     if (!value)
       return failure();
+    nameValue(value, name);
     symbol->value = value;
     return success();
   }

@@ -9,12 +9,18 @@
 #include "dialect/OptgenDialect.h"
 #include "optgen/Frontend/MLIRGen.h"
 #include "optgen/Frontend/Parser.h"
+#include "optgen/Target/Cpu/EmitCpu.h"
+#include "optgen/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -34,17 +40,32 @@ cl::SubCommand compileCommand(
 cl::opt<std::string> specFile(cl::Positional, cl::desc("<spec.opt>"),
                               cl::Required, cl::sub(compileCommand), cl::cat(optgenCategory));
 
-cl::opt<std::string> outputFile("o", cl::desc("Write the output to FILE "
-                                              "(default: standard output)"),
-                                cl::value_desc("FILE"), cl::init("-"),
-                                cl::sub(compileCommand), cl::cat(optgenCategory));
+cl::opt<std::string> outputFile(
+    "o",
+    cl::desc("Write the output to FILE (default: standard output); with "
+             "--target, FILE is the directory the generated files go to"),
+    cl::value_desc("FILE"), cl::init("-"), cl::sub(compileCommand),
+    cl::cat(optgenCategory));
 
-enum class Stage { AST, MLIR };
+enum class Stage { AST, MLIR, Kernels, Code };
 cl::opt<Stage> emit(
     "emit", cl::desc("What to print:"), cl::init(Stage::MLIR),
-    cl::values(clEnumValN(Stage::AST, "ast", "the syntax tree of the spec"),
-               clEnumValN(Stage::MLIR, "mlir",
-                          "the spec in the optgen dialect (the default)")),
+    cl::values(
+        clEnumValN(Stage::AST, "ast", "the syntax tree of the spec"),
+        clEnumValN(Stage::MLIR, "mlir",
+                   "the spec in the optgen dialect (the default)"),
+        clEnumValN(Stage::Kernels, "kernels",
+                   "the rules with their math fused into kernels"),
+        clEnumValN(Stage::Code, "code",
+                   "the generated code for --target (the default with it)")),
+    cl::sub(compileCommand), cl::cat(optgenCategory));
+
+enum class Target { None, Cpu };
+cl::opt<Target> target(
+    "target", cl::desc("Generate code for:"), cl::init(Target::None),
+    cl::values(clEnumValN(Target::Cpu, "cpu",
+                          "C++ for the CPU (a header, a source file and a "
+                          "CMakeLists.txt linking optgen's runtime)")),
     cl::sub(compileCommand), cl::cat(optgenCategory));
 
 cl::list<std::string>
@@ -94,6 +115,63 @@ LogicalResult parseDefines(SourceMgr &sourceMgr,
     }
     overrides.push_back(cast<ast::ConstDecl>(module->getDecls().front().get()));
     parsed.push_back(std::move(module));
+  }
+  return success();
+}
+
+/// The passes that prepare each rule for the emitters.
+LogicalResult prepareKernels(mlir::MLIRContext &context,
+                             mlir::ModuleOp module) {
+  mlir::PassManager pm(&context);
+  mlir::OpPassManager &rules =
+      pm.nest<OptimizerOp>().nest<RuleOp>();
+  rules.addPass(mlir::createCanonicalizerPass());
+  rules.addPass(mlir::createCSEPass());
+  rules.addPass(createFuseKernels());
+  return pm.run(module);
+}
+
+/// Emits the code of every optimizer in `module`: into the directory -o
+/// names, or to `os` with a header line per file.
+LogicalResult writeCode(mlir::ModuleOp module, SourceMgr &sourceMgr,
+                        unsigned specId, raw_ostream &os) {
+  const MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(specId);
+  CpuEmitOptions options;
+  options.specName = sys::path::filename(buffer->getBufferIdentifier()).str();
+  options.sourceLine = [buffer](unsigned line) {
+    StringRef rest = buffer->getBuffer();
+    for (unsigned i = 1; i < line && !rest.empty(); ++i)
+      rest = rest.split('\n').second;
+    return rest.split('\n').first.str();
+  };
+  options.runtimeDir = OPTGEN_RUNTIME_DIR;
+  for (auto optimizer : module.getOps<OptimizerOp>()) {
+    std::map<std::string, std::string> files;
+    if (failed(emitCpu(optimizer, options, files)))
+      return failure();
+    if (outputFile == "-") {
+      for (const auto &[name, text] : files)
+        os << "// ----- " << name << "\n" << text;
+      continue;
+    }
+    if (std::error_code error = sys::fs::create_directories(outputFile)) {
+      WithColor::error(errs(), "optgen")
+          << "cannot create '" << outputFile << "': " << error.message()
+          << "\n";
+      return failure();
+    }
+    for (const auto &[name, text] : files) {
+      SmallString<256> path(outputFile);
+      sys::path::append(path, name);
+      std::error_code error;
+      raw_fd_ostream file(path, error);
+      if (error) {
+        WithColor::error(errs(), "optgen")
+            << "cannot write '" << path << "': " << error.message() << "\n";
+        return failure();
+      }
+      file << text;
+    }
   }
   return success();
 }
@@ -152,19 +230,36 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
       mlirGen(context, sourceMgr, *spec, overrides);
   if (!module)
     return finish(failure());
-  module->print(os);
-  return finish(success());
+  if (emit == Stage::MLIR) {
+    module->print(os);
+    return finish(success());
+  }
+
+  if (failed(prepareKernels(context, *module)))
+    return finish(failure());
+  if (emit == Stage::Kernels) {
+    module->print(os);
+    return finish(success());
+  }
+  if (target == Target::None) {
+    WithColor::error(errs(), "optgen") << "--emit=code needs --target\n";
+    return finish(failure());
+  }
+  return finish(writeCode(*module, sourceMgr, specId, os));
 }
 
 int compile() {
+  if (target != Target::None && !emit.getNumOccurrences())
+    emit = Stage::Code;
   std::string message;
   std::unique_ptr<MemoryBuffer> input = mlir::openInputFile(specFile, &message);
   if (!input) {
     WithColor::error(errs(), "optgen") << message << "\n";
     return 1;
   }
+  bool toDirectory = emit == Stage::Code && outputFile != "-";
   std::unique_ptr<ToolOutputFile> output =
-      mlir::openOutputFile(outputFile, &message);
+      mlir::openOutputFile(toDirectory ? "-" : outputFile.getValue(), &message);
   if (!output) {
     WithColor::error(errs(), "optgen") << message << "\n";
     return 1;
@@ -188,7 +283,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "optgen: a compiler for optimizer steps\n\n"
-      "  optgen compile SPEC [--emit=ast|mlir] [-o FILE] [-D NAME=VALUE]\n\n"
+      "  optgen compile SPEC [--emit=ast|mlir|kernels] [-o FILE] [-D NAME=VALUE]\n"
+      "  optgen compile SPEC --target=cpu -o DIR\n\n"
       "Run 'optgen compile --help' for the options of a command.\n");
   if (compileCommand)
     return compile();

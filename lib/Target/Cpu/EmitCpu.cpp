@@ -1,0 +1,1298 @@
+//===- EmitCpu.cpp - C++ for the CPU from fused optgen IR -----------------===//
+//
+// A read-only walk over a prepared optimizer (kernels formed by
+// optgen-fuse-kernels). Each rule becomes one function over a RuleCall:
+// scalar math as C++ statements, each kernel as one loop nest reading every
+// input element once, matrix products as BLAS calls, compile-time `if` and
+// table loops as C++ control flow. Groups and rules become the tables that
+// optgen::runtime::Optimizer runs.
+//
+// Names in the output come from the spec (`let x`, hyperparameters, states);
+// every spec-derived identifier or string goes through legalIdentifier() or
+// cppString(), so no spec can inject code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "optgen/Target/Cpu/EmitCpu.h"
+
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+using namespace mlir;
+using namespace optgen;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Legal C++ from spec text
+//===----------------------------------------------------------------------===//
+
+bool isCppKeyword(StringRef name) {
+  static const llvm::StringSet<> keywords = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+      "bool", "break", "case", "catch", "char", "char16_t", "char32_t",
+      "char8_t", "class", "compl", "concept", "const", "consteval",
+      "constexpr", "constinit", "const_cast", "continue", "co_await",
+      "co_return", "co_yield", "decltype", "default", "delete", "do",
+      "double", "dynamic_cast", "else", "enum", "explicit", "export",
+      "extern", "false", "float", "for", "friend", "goto", "if", "inline",
+      "int", "long", "mutable", "namespace", "new", "noexcept", "not",
+      "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected",
+      "public", "register", "reinterpret_cast", "requires", "return", "short",
+      "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "template", "this", "thread_local", "throw", "true", "try",
+      "typedef", "typeid", "typename", "union", "unsigned", "using",
+      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+      // Names the generated code itself uses.
+      "call", "optgen", "std", "row", "i", "j", "k", "R", "C", "shape",
+      "rank", "rows", "cols", "main", "size", "int64_t", "Tile", "NAN",
+      "INFINITY"};
+  return keywords.contains(name);
+}
+
+/// `text` as a C++ identifier: only [A-Za-z0-9_], not starting with a digit
+/// or an underscore (reserved forms), not a keyword.
+std::string legalIdentifier(StringRef text) {
+  std::string name;
+  for (char c : text)
+    name += llvm::isAlnum(c) ? c : '_';
+  while (!name.empty() && name.front() == '_')
+    name.erase(name.begin());
+  if (name.empty() || llvm::isDigit(name.front()))
+    name = "v" + name;
+  size_t doubled;
+  while ((doubled = name.find("__")) != std::string::npos)
+    name.erase(doubled, 1);
+  if (isCppKeyword(name))
+    name += "_";
+  return name;
+}
+
+/// `text` as a C++ string literal: printable ASCII as itself, everything
+/// else (quotes, backslashes, newlines, bytes >= 0x80) as octal escapes.
+std::string cppString(StringRef text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\' || c == '?' || c < 0x20 || c >= 0x7f) {
+      char escape[5];
+      std::snprintf(escape, sizeof escape, "\\%03o", c);
+      out += escape;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+/// Spec text made safe inside a `//` comment: no backslashes (a trailing one
+/// would continue the comment onto the next line), printable ASCII only.
+std::string commentText(StringRef text) {
+  std::string out;
+  for (unsigned char c : text.trim())
+    out += (c == '\\' || c < 0x20 || c >= 0x7f) ? '?' : static_cast<char>(c);
+  return out;
+}
+
+/// Hands out distinct identifiers.
+class NameTable {
+public:
+  std::string unique(StringRef base) {
+    std::string name = legalIdentifier(base);
+    if (used.insert(name).second)
+      return name;
+    for (unsigned n = 1;; ++n) {
+      std::string candidate = name + "_" + std::to_string(n);
+      if (used.insert(candidate).second)
+        return candidate;
+    }
+  }
+
+private:
+  std::set<std::string> used;
+};
+
+std::string floatLiteral(double value, bool isDouble) {
+  if (std::isnan(value))
+    return isDouble ? "std::numeric_limits<double>::quiet_NaN()"
+                    : "std::numeric_limits<float>::quiet_NaN()";
+  if (std::isinf(value))
+    return std::string(value < 0 ? "-" : "") +
+           (isDouble ? "std::numeric_limits<double>::infinity()"
+                     : "std::numeric_limits<float>::infinity()");
+  char text[64];
+  std::snprintf(text, sizeof text, isDouble ? "%.17g" : "%.9g",
+                isDouble ? value : static_cast<double>(static_cast<float>(value)));
+  std::string literal = text;
+  if (literal.find_first_of(".e") == std::string::npos)
+    literal += ".0";
+  return isDouble ? literal : literal + "f";
+}
+
+/// The C++ type holding a scalar (or one tensor element) of `element`.
+StringRef cppType(Type element) {
+  if (element.isInteger(1))
+    return "bool";
+  if (element.isInteger(64))
+    return "int64_t";
+  if (element.isF64())
+    return "double";
+  return "float";
+}
+
+/// Wraps `expr` (computed in float) in the rounding its type asks for.
+std::string rounded(std::string expr, Type element) {
+  if (element.isBF16())
+    return "optgen::runtime::roundToBF16(" + expr + ")";
+  if (element.isF16())
+    return "optgen::runtime::roundToF16(" + expr + ")";
+  return expr;
+}
+
+std::string convert(const std::string &expr, Type from, Type to) {
+  if (cppType(from) == cppType(to))
+    return expr;
+  if (from.isInteger(1) && !to.isInteger(1))
+    return "(" + expr + " ? " +
+           (to.isInteger(64) ? std::string("1") : floatLiteral(1, to.isF64())) +
+           " : " +
+           (to.isInteger(64) ? std::string("0") : floatLiteral(0, to.isF64())) +
+           ")";
+  return "static_cast<" + cppType(to).str() + ">(" + expr + ")";
+}
+
+bool isTensor(Value v) { return isa<SymbolicTensorType>(v.getType()); }
+
+/// The first file location inside `loc` (through names and fusions).
+std::optional<FileLineColLoc> fileLocation(Location loc) {
+  std::optional<FileLineColLoc> found;
+  loc->walk([&](Location inner) {
+    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
+      found = file;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+/// The distinct spec lines of `loc`, in order.
+std::vector<unsigned> specLines(Location loc) {
+  std::set<unsigned> lines;
+  loc->walk([&](Location inner) {
+    if (auto file = dyn_cast<FileLineColLoc>(inner))
+      lines.insert(file.getLine());
+    return WalkResult::advance();
+  });
+  return {lines.begin(), lines.end()};
+}
+
+std::optional<StringRef> specName(Value value) {
+  if (Operation *def = value.getDefiningOp())
+    if (auto name = dyn_cast<NameLoc>(def->getLoc()))
+      return name.getName().getValue();
+  return std::nullopt;
+}
+
+std::optional<int64_t> constantInt(Value value) {
+  APInt v;
+  if (matchPattern(value, m_ConstantInt(&v)))
+    return v.getSExtValue();
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// One rule (or a `where` condition, or a state-shape function)
+//===----------------------------------------------------------------------===//
+
+class RuleEmitter {
+public:
+  RuleEmitter(llvm::raw_ostream &os, const CpuEmitOptions &options,
+              std::vector<std::string> &tables)
+      : os(os), options(options), tables(tables) {}
+
+  LogicalResult emitRule(RuleOp rule);
+  LogicalResult emitStateShapes(RuleOp rule);
+  LogicalResult emitWhere(GroupOp group, StringRef function);
+
+private:
+  llvm::raw_ostream &os;
+  const CpuEmitOptions &options;
+  std::vector<std::string> &tables; ///< file-scope constant tables
+  NameTable names;
+  llvm::DenseMap<Value, std::string> exprs; ///< scalars: a C++ expression
+  llvm::DenseMap<Value, std::string> tiles; ///< tensors: a Tile variable
+  unsigned indent = 1;
+  unsigned lastLine = 0;
+  RuleOp currentRule;
+
+  llvm::raw_ostream &line() {
+    for (unsigned i = 0; i < indent; ++i)
+      os << "  ";
+    return os;
+  }
+
+  /// A comment with the spec line `op` comes from, when it changes.
+  void noteSource(Operation *op) {
+    std::optional<FileLineColLoc> file = fileLocation(op->getLoc());
+    if (!file || file->getLine() == lastLine)
+      return;
+    lastLine = file->getLine();
+    std::string text =
+        options.sourceLine ? options.sourceLine(lastLine) : std::string();
+    line() << "// " << options.specName << ":" << lastLine;
+    if (!text.empty())
+      os << ": " << commentText(text);
+    os << "\n";
+  }
+
+  std::string nameFor(Value value, StringRef fallback) {
+    std::optional<StringRef> spec = specName(value);
+    return names.unique(spec ? *spec : fallback);
+  }
+
+  std::string scalar(Value v) { return exprs.lookup(v); }
+  std::string tile(Value v) { return tiles.lookup(v); }
+
+  LogicalResult emitBlock(Block &block);
+  LogicalResult emitOp(Operation *op);
+  LogicalResult emitScalarMath(Operation *op);
+  LogicalResult emitKernel(KernelOp kernel);
+  LogicalResult emitMatmul(MatmulOp op);
+  LogicalResult emitTranspose(TransposeOp op);
+  LogicalResult emitIf(IfOp op);
+  LogicalResult emitForTable(ForTableOp op);
+  LogicalResult emitUpdate(UpdateOp op);
+
+  /// The C++ expression of `op` applied to `operands` (expressions of the
+  /// operands' element types), as an element of its result type.
+  std::string elementExpr(Operation *op, ArrayRef<std::string> operands);
+  /// The size of `tensor` along `axis` (an expression).
+  std::string dimExpr(Value tensor, Value axis);
+  /// A fresh tile variable of rows x cols backed by its own buffer.
+  std::string allocateTile(Value value, const std::string &rows,
+                           const std::string &cols, StringRef fallback);
+};
+
+std::string RuleEmitter::allocateTile(Value value, const std::string &rows,
+                                      const std::string &cols,
+                                      StringRef fallback) {
+  std::string name = nameFor(value, fallback);
+  line() << "std::vector<float> " << name << "_data(static_cast<size_t>("
+         << rows << " * " << cols << "));\n";
+  line() << "optgen::runtime::Tile " << name << "{" << name << "_data.data(), "
+         << rows << ", " << cols << "};\n";
+  tiles[value] = name;
+  return name;
+}
+
+std::string RuleEmitter::dimExpr(Value tensor, Value axis) {
+  auto type = cast<SymbolicTensorType>(tensor.getType());
+  std::string axisExpr = scalar(axis);
+  if (type.getAnyRank())
+    return llvm::formatv("call.shape[{0} < 0 ? {0} + call.rank : {0}]",
+                         axisExpr)
+        .str();
+  std::string t = tile(tensor);
+  if (type.getRank() == 1)
+    return t + ".cols";
+  if (std::optional<int64_t> constant = constantInt(axis))
+    return t + ((*constant == 0 || *constant == -2) ? ".rows" : ".cols");
+  return llvm::formatv("(({0}) == 0 || ({0}) == -2 ? {1}.rows : {1}.cols)",
+                       axisExpr, t)
+      .str();
+}
+
+std::string RuleEmitter::elementExpr(Operation *op,
+                                     ArrayRef<std::string> operands) {
+  Type result = getElementTypeOrSelf(op->getResult(0).getType());
+  SmallVector<Type> from;
+  for (Value operand : op->getOperands())
+    from.push_back(getElementTypeOrSelf(operand.getType()));
+  // Operands in the result's compute type.
+  auto in = [&](unsigned i) { return convert(operands[i], from[i], result); };
+  auto call = [&](StringRef fn, ArrayRef<std::string> args) {
+    std::string text = fn.str() + "(";
+    llvm::interleave(args, [&](const std::string &a) { text += a; },
+                     [&] { text += ", "; });
+    return text + ")";
+  };
+  auto math = [&](StringRef fn) { return call(fn, {in(0)}); };
+
+  std::string expr =
+      llvm::TypeSwitch<Operation *, std::string>(op)
+          .Case([&](AddOp) { return "(" + in(0) + " + " + in(1) + ")"; })
+          .Case([&](SubOp) { return "(" + in(0) + " - " + in(1) + ")"; })
+          .Case([&](MulOp) { return "(" + in(0) + " * " + in(1) + ")"; })
+          .Case([&](DivOp) { return "(" + in(0) + " / " + in(1) + ")"; })
+          .Case([&](PowOp) { return call("std::pow", {in(0), in(1)}); })
+          .Case([&](MinOp) {
+            return call("optgen::runtime::minimum", {in(0), in(1)});
+          })
+          .Case([&](MaxOp) {
+            return call("optgen::runtime::maximum", {in(0), in(1)});
+          })
+          .Case([&](NegOp) { return "(-" + in(0) + ")"; })
+          .Case([&](AbsOp) { return math("std::abs"); })
+          .Case([&](SignOp) { return math("optgen::runtime::sign"); })
+          .Case([&](SqrtOp) { return math("std::sqrt"); })
+          .Case([&](RsqrtOp) {
+            return "(" + floatLiteral(1, result.isF64()) + " / " +
+                   math("std::sqrt") + ")";
+          })
+          .Case([&](ExpOp) { return math("std::exp"); })
+          .Case([&](LogOp) { return math("std::log"); })
+          .Case([&](LerpOp) {
+            return call("optgen::runtime::lerp", {in(0), in(1), in(2)});
+          })
+          .Case([&](ClampOp) {
+            return call("optgen::runtime::minimum",
+                        {call("optgen::runtime::maximum", {in(0), in(1)}),
+                         in(2)});
+          })
+          .Case([&](SelectOp) {
+            return "(" + operands[0] + " ? " + in(1) + " : " + in(2) + ")";
+          })
+          .Case([&](CastOp) { return in(0); })
+          .Case([&](AndOp) { return "(" + in(0) + " && " + in(1) + ")"; })
+          .Case([&](OrOp) { return "(" + in(0) + " || " + in(1) + ")"; })
+          .Case([&](NotOp) { return "(!" + in(0) + ")"; })
+          .Case([&](CmpOp cmp) {
+            // Compare in the operands' promotion: double holds every float
+            // exactly, int64_t every int.
+            bool anyFloat = llvm::any_of(
+                from, [](Type t) { return isa<FloatType>(t); });
+            Type common = Builder(op->getContext()).getI64Type();
+            if (anyFloat)
+              common = Builder(op->getContext()).getF64Type();
+            StringRef symbol;
+            switch (cmp.getPredicate()) {
+            case CmpPredicate::lt: symbol = " < "; break;
+            case CmpPredicate::le: symbol = " <= "; break;
+            case CmpPredicate::gt: symbol = " > "; break;
+            case CmpPredicate::ge: symbol = " >= "; break;
+            case CmpPredicate::eq: symbol = " == "; break;
+            case CmpPredicate::ne: symbol = " != "; break;
+            }
+            return "(" + convert(operands[0], from[0], common) + symbol.str() +
+                   convert(operands[1], from[1], common) + ")";
+          })
+          .Default([](Operation *) { return std::string(); });
+  if (isa<AndOp, OrOp, NotOp, CmpOp>(op))
+    return expr;
+  return rounded(expr, result);
+}
+
+LogicalResult RuleEmitter::emitScalarMath(Operation *op) {
+  SmallVector<std::string> operands;
+  for (Value v : op->getOperands())
+    operands.push_back(scalar(v));
+  std::string expr = elementExpr(op, operands);
+  if (expr.empty())
+    return op->emitError("the CPU emitter cannot print this op");
+  Value result = op->getResult(0);
+  std::string name = nameFor(result, "s");
+  line() << "const " << cppType(result.getType()) << " " << name << " = "
+         << expr << ";\n";
+  exprs[result] = name;
+  return success();
+}
+
+LogicalResult RuleEmitter::emitBlock(Block &block) {
+  for (Operation &op : block)
+    if (failed(emitOp(&op)))
+      return failure();
+  return success();
+}
+
+LogicalResult RuleEmitter::emitOp(Operation *op) {
+  if (isa<YieldOp>(op))
+    return success();
+  noteSource(op);
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](HyperOp hyper) {
+        // Hyperparameters arrive flattened: find this one's offset.
+        int64_t offset = 0;
+        for (HyperOp h : currentRule.getBlock().getOps<HyperOp>()) {
+          if (h == hyper)
+            break;
+          auto tuple = dyn_cast<TupleType>(h.getType());
+          offset += tuple ? tuple.size() : 1;
+        }
+        std::string name = names.unique(hyper.getName());
+        if (auto tuple = dyn_cast<TupleType>(hyper.getType())) {
+          // Elements are read by tuple_get; remember where they start.
+          exprs[hyper] = std::to_string(offset);
+          return success();
+        }
+        line() << "const " << cppType(hyper.getType()) << " " << name
+               << " = static_cast<" << cppType(hyper.getType())
+               << ">(call.hypers[" << offset << "]);\n";
+        exprs[hyper] = name;
+        return success();
+      })
+      .Case([&](TupleGetOp get) -> LogicalResult {
+        auto hyper = get.getTuple().getDefiningOp<HyperOp>();
+        if (!hyper)
+          return get.emitError("the CPU emitter reads tuples of hypers only");
+        int64_t offset = std::stoll(scalar(hyper)) + get.getIndex();
+        std::string name =
+            names.unique(hyper.getName().str() + "_" +
+                         std::to_string(get.getIndex()));
+        line() << "const " << cppType(get.getType()) << " " << name
+               << " = static_cast<" << cppType(get.getType())
+               << ">(call.hypers[" << offset << "]);\n";
+        exprs[get] = name;
+        return success();
+      })
+      .Case([&](StateOp state) {
+        SmallVector<StateOp> all = getRuleStates(currentRule);
+        size_t index = llvm::find(all, state) - all.begin();
+        std::string name = names.unique(state.getName());
+        if (isTensor(state)) {
+          line() << "optgen::runtime::Tile " << name << "{call.states["
+                 << index << "], call.stateRows[" << index
+                 << "], call.stateCols[" << index << "]};\n";
+          tiles[state] = name;
+        } else {
+          line() << cppType(state.getType()) << " " << name
+                 << " = call.states[" << index << "][0];\n";
+          exprs[state] = name;
+        }
+        return success();
+      })
+      .Case([&](StepOp step) {
+        exprs[step] = "call.step";
+        return success();
+      })
+      .Case([&](ConstantOp constant) -> LogicalResult {
+        Attribute value = constant.getValue();
+        if (auto b = dyn_cast<BoolAttr>(value))
+          exprs[constant] = b.getValue() ? "true" : "false";
+        else if (auto i = dyn_cast<IntegerAttr>(value))
+          exprs[constant] =
+              i.getType().isInteger(1)
+                  ? std::string(i.getInt() ? "true" : "false")
+                  : "int64_t{" + std::to_string(i.getInt()) + "}";
+        else if (auto f = dyn_cast<FloatAttr>(value))
+          exprs[constant] = floatLiteral(f.getValueAsDouble(),
+                                         f.getType().isF64());
+        else
+          return constant.emitError("the CPU emitter cannot print ")
+                 << value;
+        return success();
+      })
+      .Case([&](DimOp dim) {
+        std::string name = nameFor(dim, "size");
+        line() << "const int64_t " << name << " = "
+               << dimExpr(dim.getInput(), dim.getAxis()) << ";\n";
+        exprs[dim] = name;
+        return success();
+      })
+      .Case([&](NDimOp ndim) {
+        auto type = cast<SymbolicTensorType>(ndim.getInput().getType());
+        exprs[ndim] = type.getAnyRank()
+                          ? std::string("int64_t{call.rank}")
+                          : "int64_t{" + std::to_string(type.getRank()) + "}";
+        return success();
+      })
+      .Case([&](NumelOp numel) {
+        exprs[numel] = "(" + tile(numel.getInput()) + ".size())";
+        return success();
+      })
+      .Case([&](KernelOp kernel) { return emitKernel(kernel); })
+      .Case([&](MatmulOp matmul) { return emitMatmul(matmul); })
+      .Case([&](TransposeOp transpose) { return emitTranspose(transpose); })
+      .Case([&](IfOp ifOp) { return emitIf(ifOp); })
+      .Case([&](ForTableOp loop) { return emitForTable(loop); })
+      .Case([&](UpdateOp update) { return emitUpdate(update); })
+      .Default([&](Operation *other) -> LogicalResult {
+        if (other->hasTrait<ElementwiseMath>() && !isTensor(other->getResult(0)))
+          return emitScalarMath(other);
+        return other->emitError("the CPU emitter needs this op inside a "
+                                "kernel; run --optgen-fuse-kernels first");
+      });
+}
+
+/// Whether a kernel may write its result into `candidate`'s memory: it is
+/// the parameter, a state or a temporary of this block, of the result's
+/// exact shape, and nothing reads it after the kernel.
+static bool mayOverwrite(Value candidate, Value result, KernelOp kernel,
+                         RuleOp rule) {
+  Block *block = kernel->getBlock();
+  auto type = dyn_cast<SymbolicTensorType>(candidate.getType());
+  auto want = cast<SymbolicTensorType>(result.getType());
+  if (!type || type.getAnyRank() != want.getAnyRank() ||
+      type.getDims() != want.getDims() ||
+      llvm::any_of(type.getDims(), [](Attribute d) { return isa<UnitAttr>(d); }))
+    return false;
+  if (candidate == rule.getGrad())
+    return false;
+  bool writable =
+      candidate == rule.getParam()
+          ? block == &rule.getBlock()
+          : (candidate.getParentBlock() == block &&
+             (candidate.getDefiningOp<StateOp>() ||
+              candidate.getDefiningOp<KernelOp>() ||
+              candidate.getDefiningOp<MatmulOp>() ||
+              isa<BlockArgument>(candidate)));
+  if (!writable)
+    return false;
+  for (Operation *user : candidate.getUsers()) {
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    if (!inBlock || (inBlock != kernel && kernel->isBeforeInBlock(inBlock)))
+      return false;
+  }
+  return true;
+}
+
+LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
+  Block &body = kernel.getBody().front();
+  SymbolicTensorType space = kernel.getIterationSpace();
+
+  // Inputs: tensors from above, in order of first use.
+  llvm::SetVector<Value> inputs;
+  kernel.walk([&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (isTensor(operand) && !kernel->isAncestor(operand.getParentBlock()->getParentOp()))
+        inputs.insert(operand);
+  });
+  if (inputs.empty())
+    return kernel.emitError("a kernel with no tensor input");
+  auto isFull = [&](Value v) {
+    auto t = cast<SymbolicTensorType>(v.getType());
+    return t.getAnyRank() == space.getAnyRank() && t.getDims() == space.getDims() &&
+           llvm::none_of(t.getDims(), [](Attribute d) { return isa<UnitAttr>(d); });
+  };
+
+  std::vector<unsigned> lines = specLines(kernel.getLoc());
+  line() << "// Kernel: one pass over " << describeType(space).substr(
+                0, describeType(space).find(' '))
+         << ", from spec line" << (lines.size() > 1 ? "s" : "");
+  for (unsigned l : lines)
+    os << " " << l;
+  os << ".\n";
+
+  std::string R = names.unique("R"), C = names.unique("C");
+  line() << "const int64_t " << R << " = ";
+  if (inputs.size() == 1)
+    os << tile(inputs[0]) << ".rows;\n";
+  else {
+    os << "std::max({";
+    llvm::interleave(inputs, os, [&](Value v) { os << tile(v) << ".rows"; },
+                     ", ");
+    os << "});\n";
+  }
+  line() << "const int64_t " << C << " = ";
+  if (inputs.size() == 1)
+    os << tile(inputs[0]) << ".cols;\n";
+  else {
+    os << "std::max({";
+    llvm::interleave(inputs, os, [&](Value v) { os << tile(v) << ".cols"; },
+                     ", ");
+    os << "});\n";
+  }
+  for (Value input : inputs)
+    if (!isFull(input))
+      line() << "optgen::runtime::checkBroadcast(" << cppString(tile(input))
+             << ", " << tile(input) << ".rows, " << tile(input) << ".cols, "
+             << R << ", " << C << ");\n";
+
+  // Results: tensors written over the space (in place where allowed),
+  // reductions into accumulators.
+  auto yield = cast<YieldOp>(body.getTerminator());
+  llvm::DenseMap<Value, std::string> outputTile; // body value -> tile
+  llvm::SmallDenseSet<Value, 4> claimed;
+  struct Reduction {
+    mutable ReduceOp op;
+    std::string acc;  // accumulator (double, or a vector<double> for axes)
+    std::string out;  // result: a scalar name or a tile
+    bool alongAxis;
+    std::string axisRows, axisCols; // the reduced tile's extent
+  };
+  SmallVector<Reduction> reductions;
+  for (auto [value, result] : llvm::zip(yield.getValues(), kernel.getResults())) {
+    if (auto reduce = value.getDefiningOp<ReduceOp>())
+      continue; // below
+    std::string target;
+    for (Value input : inputs)
+      if (!claimed.contains(input) && tiles.count(input) &&
+          mayOverwrite(input, result, kernel, currentRule)) {
+        claimed.insert(input);
+        target = tile(input);
+        break;
+      }
+    if (target.empty()) {
+      target = allocateTile(result, R, C, "t");
+    } else {
+      std::string name = nameFor(value, "t");
+      line() << "optgen::runtime::Tile " << name << " = " << target
+             << "; // written in place\n";
+      target = name;
+      tiles[result] = name;
+    }
+    tiles[result] = target;
+    outputTile[value] = target;
+  }
+  for (Operation &op : body) {
+    auto reduce = dyn_cast<ReduceOp>(op);
+    if (!reduce)
+      continue;
+    Reduction r{reduce, names.unique("acc"), "", static_cast<bool>(reduce.getAxis()), "", ""};
+    std::string init = reduce.getKind() == ReduceKind::max
+                           ? "-std::numeric_limits<double>::infinity()"
+                           : "0.0";
+    Value result = kernel.getResult(
+        llvm::find(yield.getValues(), reduce.getResult()) - yield.getValues().begin());
+    if (!r.alongAxis) {
+      line() << "double " << r.acc << " = " << init << ";\n";
+    } else {
+      auto inputType = cast<SymbolicTensorType>(reduce.getInput().getType());
+      std::string axis = scalar(reduce.getAxis());
+      // The 2-D axis: a vector's only axis is its columns.
+      std::string onRows =
+          inputType.getRank() == 1
+              ? std::string("false")
+              : "((" + axis + ") == 0 || (" + axis + ") == -2)";
+      r.axisRows = "(" + onRows + " ? int64_t{1} : " + R + ")";
+      r.axisCols = "(" + onRows + " ? " + C + " : int64_t{1})";
+      line() << "std::vector<double> " << r.acc << "(static_cast<size_t>("
+             << r.axisRows << " * " << r.axisCols << "), " << init << ");\n";
+      r.out = allocateTile(result, r.axisRows, r.axisCols, "reduced");
+    }
+    reductions.push_back(r);
+  }
+
+  bool flat = llvm::all_of(inputs, isFull) &&
+              llvm::none_of(reductions, [](const Reduction &r) { return r.alongAxis; });
+  std::string index = flat ? "k" : "i * " + C + " + j";
+  // Loads of inputs at the current element.
+  auto load = [&](Value v) -> std::string {
+    std::string t = tile(v);
+    std::string at = flat || isFull(v)
+                         ? t + ".data[" + index + "]"
+                         : t + ".data[(" + t + ".rows == 1 ? 0 : i) * " + t +
+                               ".cols + (" + t + ".cols == 1 ? 0 : j)]";
+    if (getElementTypeOrSelf(v.getType()).isInteger(1))
+      return "(" + at + " != 0.0f)";
+    return at;
+  };
+
+  bool parallel = reductions.empty() || flat;
+  if (flat) {
+    line() << "#pragma omp parallel for if (" << R << " * " << C << " >= 65536)";
+    for (const Reduction &r : reductions)
+      os << " reduction(" << (r.op.getKind() == ReduceKind::max ? "max" : "+")
+         << " : " << r.acc << ")";
+    os << "\n";
+    line() << "for (int64_t k = 0; k < " << R << " * " << C << "; ++k) {\n";
+  } else {
+    if (parallel)
+      line() << "#pragma omp parallel for if (" << R << " * " << C
+             << " >= 65536)\n";
+    line() << "for (int64_t i = 0; i < " << R << "; ++i) {\n";
+    ++indent;
+    line() << "for (int64_t j = 0; j < " << C << "; ++j) {\n";
+  }
+  ++indent;
+  llvm::DenseMap<Value, std::string> element; // body values at this element
+  auto elementOf = [&](Value v) -> std::string {
+    auto it = element.find(v);
+    if (it != element.end())
+      return it->second;
+    if (isTensor(v))
+      return load(v);
+    return scalar(v);
+  };
+  unsigned counter = 0;
+  for (Operation &op : body) {
+    if (isa<YieldOp>(op))
+      continue;
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      const Reduction &r = *llvm::find_if(
+          reductions, [&](const Reduction &x) { return x.op == reduce; });
+      std::string v = "static_cast<double>(" + elementOf(reduce.getInput()) + ")";
+      std::string slot = r.alongAxis
+                             ? r.acc + "[static_cast<size_t>((" + r.axisRows +
+                                   " == 1 ? 0 : i) * " + r.axisCols + " + (" +
+                                   r.axisCols + " == 1 ? 0 : j))]"
+                             : r.acc;
+      switch (reduce.getKind()) {
+      case ReduceKind::sum:
+      case ReduceKind::mean:
+        line() << slot << " += " << v << ";\n";
+        break;
+      case ReduceKind::norm:
+        line() << slot << " += " << v << " * " << v << ";\n";
+        break;
+      case ReduceKind::max:
+        line() << slot << " = std::max(" << slot << ", " << v << ");\n";
+        break;
+      }
+      continue;
+    }
+    SmallVector<std::string> operands;
+    for (Value operand : op.getOperands())
+      operands.push_back(elementOf(operand));
+    std::string expr = elementExpr(&op, operands);
+    if (expr.empty())
+      return op.emitError("the CPU emitter cannot print this op in a kernel");
+    Value result = op.getResult(0);
+    std::optional<StringRef> spec = specName(result);
+    std::string name = names.unique(
+        (spec ? *spec : StringRef("e")).str() + "_" + std::to_string(counter++));
+    line() << "const " << cppType(getElementTypeOrSelf(result.getType())) << " "
+           << name << " = " << expr << ";\n";
+    element[result] = name;
+    auto out = outputTile.find(result);
+    if (out != outputTile.end()) {
+      std::string stored = getElementTypeOrSelf(result.getType()).isInteger(1)
+                               ? "(" + name + " ? 1.0f : 0.0f)"
+                               : name;
+      line() << out->second << ".data[" << index << "] = " << stored << ";\n";
+    }
+  }
+  --indent;
+  line() << "}\n";
+  if (!flat) {
+    --indent;
+    line() << "}\n";
+  }
+
+  // Finish the reductions: mean divides, norm takes the root; each result
+  // rounds to its element type.
+  for (Reduction &r : reductions) {
+    Type element = getElementTypeOrSelf(r.op.getResult().getType());
+    auto finish = [&](const std::string &acc, const std::string &count) {
+      std::string v = acc;
+      if (r.op.getKind() == ReduceKind::mean)
+        v = "(" + acc + " / static_cast<double>(" + count + "))";
+      if (r.op.getKind() == ReduceKind::norm)
+        v = "std::sqrt(" + acc + ")";
+      return rounded("static_cast<float>(" + v + ")", element);
+    };
+    Value result = kernel.getResult(
+        llvm::find(yield.getValues(), r.op.getResult()) - yield.getValues().begin());
+    if (!r.alongAxis) {
+      std::string name = nameFor(r.op.getResult(), r.op.getKind() == ReduceKind::norm ? "norm" : "total");
+      line() << "const float " << name << " = "
+             << finish(r.acc, R + " * " + C) << ";\n";
+      exprs[result] = name;
+      continue;
+    }
+    std::string count = "(" + r.axisRows + " == 1 ? " + R + " : " + C + ")";
+    line() << "for (size_t k = 0; k < " << r.acc << ".size(); ++k)\n";
+    line() << "  " << r.out << ".data[k] = " << finish(r.acc + "[k]", count)
+           << ";\n";
+  }
+  return success();
+}
+
+LogicalResult RuleEmitter::emitMatmul(MatmulOp op) {
+  auto operand = [&](Value v, bool &transposed) {
+    if (auto t = v.getDefiningOp<TransposeOp>()) {
+      transposed = true;
+      return tile(t.getInput());
+    }
+    transposed = false;
+    return tile(v);
+  };
+  bool ta, tb;
+  std::string a = operand(op.getLhs(), ta), b = operand(op.getRhs(), tb);
+  std::string rows = a + (ta ? ".cols" : ".rows");
+  std::string cols = b + (tb ? ".rows" : ".cols");
+  std::string c = allocateTile(op, rows, cols, "product");
+  line() << "optgen::runtime::matmul(" << a << ", " << (ta ? "true" : "false")
+         << ", " << b << ", " << (tb ? "true" : "false") << ", " << c << ");\n";
+  Type element = getElementTypeOrSelf(op.getType());
+  if (element.isBF16())
+    line() << "optgen::runtime::roundTileToBF16(" << c << ");\n";
+  else if (element.isF16())
+    line() << "optgen::runtime::roundTileToF16(" << c << ");\n";
+  return success();
+}
+
+LogicalResult RuleEmitter::emitTranspose(TransposeOp op) {
+  // A matrix product reads a transposed operand in place (BLAS's flag).
+  if (llvm::all_of(op->getUsers(), [](Operation *u) { return isa<MatmulOp>(u); }))
+    return success();
+  std::string src = tile(op.getInput());
+  std::string dst = allocateTile(op, src + ".cols", src + ".rows", "transposed");
+  line() << "optgen::runtime::transpose(" << src << ", " << dst << ");\n";
+  return success();
+}
+
+LogicalResult RuleEmitter::emitIf(IfOp op) {
+  SmallVector<std::string> results;
+  for (Value result : op.getResults()) {
+    std::string name = nameFor(result, "chosen");
+    if (isTensor(result)) {
+      line() << "std::vector<float> " << name << "_data;\n";
+      line() << "optgen::runtime::Tile " << name << ";\n";
+      tiles[result] = name;
+    } else {
+      line() << cppType(result.getType()) << " " << name << "{};\n";
+      exprs[result] = name;
+    }
+    results.push_back(name);
+  }
+  auto branch = [&](Region &region) -> LogicalResult {
+    ++indent;
+    if (failed(emitBlock(region.front())))
+      return failure();
+    auto yield = cast<YieldOp>(region.front().getTerminator());
+    for (auto [value, name] : llvm::zip(yield.getValues(), results)) {
+      if (isTensor(value)) {
+        std::string t = tile(value);
+        line() << name << "_data.assign(" << t << ".data, " << t << ".data + "
+               << t << ".size());\n";
+        line() << name << " = {" << name << "_data.data(), " << t << ".rows, "
+               << t << ".cols};\n";
+      } else {
+        line() << name << " = " << scalar(value) << ";\n";
+      }
+    }
+    --indent;
+    return success();
+  };
+  line() << "if (" << scalar(op.getCondition()) << ") {\n";
+  if (failed(branch(op.getThenRegion())))
+    return failure();
+  line() << "} else {\n";
+  if (failed(branch(op.getElseRegion())))
+    return failure();
+  line() << "}\n";
+  return success();
+}
+
+LogicalResult RuleEmitter::emitForTable(ForTableOp op) {
+  auto table = op.getTable().getValues<double>();
+  int64_t rows = cast<ShapedType>(op.getTable().getType()).getDimSize(0);
+  int64_t width = op.getRowLength();
+  std::string tableName = "kTable" + std::to_string(tables.size());
+  std::string text;
+  llvm::raw_string_ostream t(text);
+  std::optional<FileLineColLoc> file = fileLocation(op.getLoc());
+  t << "// The table of the loop at " << options.specName << ":"
+    << (file ? file->getLine() : 0) << ", as f32.\n";
+  t << "constexpr float " << tableName << "[" << rows << "][" << width
+    << "] = {\n";
+  auto it = table.begin();
+  for (int64_t r = 0; r < rows; ++r) {
+    t << "    {";
+    for (int64_t c = 0; c < width; ++c, ++it)
+      t << (c ? ", " : "") << floatLiteral(*it, false);
+    t << "},\n";
+  }
+  t << "};\n";
+  tables.push_back(text);
+
+  Block &body = op.getBody().front();
+  SmallVector<std::string> carried;
+  for (auto [init, arg, result] :
+       llvm::zip(op.getInits(), body.getArguments().drop_front(width),
+                 op.getResults())) {
+    std::string name = nameFor(result, "carried");
+    if (isTensor(init)) {
+      std::string src = tile(init);
+      line() << "std::vector<float> " << name << "_data(" << src << ".data, "
+             << src << ".data + " << src << ".size());\n";
+      line() << "optgen::runtime::Tile " << name << "{" << name
+             << "_data.data(), " << src << ".rows, " << src << ".cols};\n";
+      tiles[arg] = name;
+      tiles[result] = name;
+    } else {
+      line() << cppType(init.getType()) << " " << name << " = "
+             << scalar(init) << ";\n";
+      exprs[arg] = name;
+      exprs[result] = name;
+    }
+    carried.push_back(name);
+  }
+  std::string row = names.unique("row");
+  line() << "for (int64_t " << row << " = 0; " << row << " < std::min<int64_t>("
+         << scalar(op.getCount()) << ", " << rows << "); ++" << row << ") {\n";
+  ++indent;
+  for (int64_t c = 0; c < width; ++c) {
+    std::string name = names.unique(std::string(1, static_cast<char>('a' + c % 26)));
+    line() << "const float " << name << " = " << tableName << "[" << row
+           << "][" << c << "];\n";
+    exprs[body.getArgument(c)] = name;
+  }
+  if (failed(emitBlock(body)))
+    return failure();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  for (auto [value, name] : llvm::zip(yield.getValues(), carried)) {
+    if (isTensor(value)) {
+      std::string t = tile(value);
+      line() << "if (" << t << ".data != " << name << ".data) {\n";
+      line() << "  " << name << "_data.assign(" << t << ".data, " << t
+             << ".data + " << t << ".size());\n";
+      line() << "  " << name << " = {" << name << "_data.data(), " << t
+             << ".rows, " << t << ".cols};\n";
+      line() << "}\n";
+    } else {
+      line() << name << " = " << scalar(value) << ";\n";
+    }
+  }
+  --indent;
+  line() << "}\n";
+  return success();
+}
+
+LogicalResult RuleEmitter::emitUpdate(UpdateOp op) {
+  line() << "optgen::runtime::copyTile(" << tile(op.getParam())
+         << ", call.param);\n";
+  for (auto [index, value] : llvm::enumerate(op.getStates())) {
+    if (isTensor(value))
+      line() << "optgen::runtime::copyTile(" << tile(value) << ", call.states["
+             << index << "]);\n";
+    else
+      line() << "call.states[" << index << "][0] = " << scalar(value) << ";\n";
+  }
+  return success();
+}
+
+LogicalResult RuleEmitter::emitRule(RuleOp rule) {
+  currentRule = rule;
+  std::string ident = legalIdentifier(rule.getSymName());
+  std::optional<FileLineColLoc> file = fileLocation(rule.getLoc());
+  os << "// Rule '" << commentText(rule.getSymName()) << "', "
+     << options.specName << ":" << (file ? file->getLine() : 0) << ".\n";
+  os << "void step_" << ident
+     << "(const optgen::runtime::RuleCall &call) {\n";
+  std::string p = names.unique(cast<StringAttr>(rule.getInputs()[0]).getValue());
+  std::string g = names.unique(cast<StringAttr>(rule.getInputs()[1]).getValue());
+  line() << "optgen::runtime::Tile " << p
+         << "{call.param, call.rows, call.cols};\n";
+  line() << "const optgen::runtime::Tile " << g
+         << "{const_cast<float *>(call.grad), call.rows, call.cols};\n";
+  tiles[rule.getParam()] = p;
+  tiles[rule.getGrad()] = g;
+  if (failed(emitBlock(rule.getBlock())))
+    return failure();
+  os << "}\n\n";
+  return success();
+}
+
+LogicalResult RuleEmitter::emitStateShapes(RuleOp rule) {
+  currentRule = rule;
+  std::string ident = legalIdentifier(rule.getSymName());
+  os << "// The shapes of rule '" << commentText(rule.getSymName())
+     << "''s states for a parameter of `shape`.\n";
+  os << "void states_" << ident
+     << "(const int64_t *shape, int rank, int64_t *rows, int64_t *cols) {\n";
+  line() << "const struct {\n";
+  line() << "  const int64_t *shape;\n";
+  line() << "  int rank;\n";
+  line() << "} call{shape, rank};\n";
+  line() << "static_cast<void>(call); // read by the axis math, if any\n";
+  line() << "int64_t numel = 1;\n";
+  line() << "for (int d = 0; d < rank; ++d)\n";
+  line() << "  numel *= shape[d];\n";
+  line() << "const optgen::runtime::Tile param{nullptr, rank == 2 ? shape[0] : "
+            "1, rank == 2 ? shape[1] : numel};\n";
+  tiles[rule.getParam()] = "param";
+  tiles[rule.getGrad()] = "param";
+  (void)names.unique("param");
+  (void)names.unique("numel");
+  // Only the scalar math the states' axes depend on.
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Value> worklist;
+  SmallVector<StateOp> states = getRuleStates(rule);
+  for (StateOp state : states)
+    if (state.getAxis())
+      worklist.push_back(state.getAxis());
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || !slice.insert(def))
+      continue;
+    for (Value operand : def->getOperands())
+      if (!isTensor(operand))
+        worklist.push_back(operand);
+  }
+  for (Operation &op : rule.getBlock())
+    if (slice.contains(&op) && failed(emitOp(&op)))
+      return failure();
+  for (auto [index, state] : llvm::enumerate(states)) {
+    if (!state.getLike()) {
+      line() << "rows[" << index << "] = 1;\n";
+      line() << "cols[" << index << "] = 1;\n";
+      continue;
+    }
+    if (state.getLike() != rule.getParam() && state.getLike() != rule.getGrad())
+      return state.emitError("the CPU emitter shapes states like the "
+                             "parameter only");
+    if (!state.getAxis()) {
+      line() << "rows[" << index << "] = param.rows;\n";
+      line() << "cols[" << index << "] = param.cols;\n";
+      continue;
+    }
+    auto type = cast<SymbolicTensorType>(state.getLike().getType());
+    std::string axis = scalar(state.getAxis());
+    std::string onRows = type.getRank() == 1
+                             ? std::string("false")
+                             : "((" + axis + ") == 0 || (" + axis + ") == -2)";
+    line() << "rows[" << index << "] = " << onRows << " ? 1 : param.rows;\n";
+    line() << "cols[" << index << "] = " << onRows << " ? param.cols : 1;\n";
+  }
+  os << "}\n\n";
+  return success();
+}
+
+LogicalResult RuleEmitter::emitWhere(GroupOp group, StringRef function) {
+  os << "// The 'where' of group '" << commentText(group.getSymName())
+     << "'.\n";
+  os << "bool " << function << "(const int64_t *shape, int rank) {\n";
+  line() << "const struct {\n";
+  line() << "  const int64_t *shape;\n";
+  line() << "  int rank;\n";
+  line() << "} call{shape, rank};\n";
+  line() << "static_cast<void>(call); // read by shape queries, if any\n";
+  Block &block = group.getPredicate().front();
+  // Shape queries read the shape directly; an axis beyond the rank gives
+  // -1, so a condition on it is false rather than undefined.
+  for (Operation &op : block) {
+    if (auto dim = dyn_cast<DimOp>(op)) {
+      std::string name = nameFor(dim, "size");
+      std::string axis = scalar(dim.getAxis());
+      line() << "const int64_t " << name << " = (" << axis << ") >= -rank && ("
+             << axis << ") < rank ? shape[(" << axis << ") < 0 ? (" << axis
+             << ") + rank : (" << axis << ")] : -1;\n";
+      exprs[dim] = name;
+      continue;
+    }
+    if (auto numel = dyn_cast<NumelOp>(op)) {
+      std::string name = nameFor(numel, "numel");
+      line() << "int64_t " << name << " = 1;\n";
+      line() << "for (int d = 0; d < rank; ++d)\n";
+      line() << "  " << name << " *= shape[d];\n";
+      exprs[numel] = name;
+      continue;
+    }
+    if (auto yield = dyn_cast<YieldOp>(op)) {
+      line() << "return " << scalar(yield.getValues()[0]) << ";\n";
+      continue;
+    }
+    if (failed(emitOp(&op)))
+      return failure();
+  }
+  os << "}\n\n";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The files
+//===----------------------------------------------------------------------===//
+
+std::string doubles(ArrayRef<double> values) {
+  std::string text = "{";
+  for (auto [i, v] : llvm::enumerate(values))
+    text += (i ? ", " : "") + floatLiteral(v, true);
+  return text + "}";
+}
+
+/// A hyperparameter value as the runtime keeps it: doubles, tuples
+/// flattened.
+std::vector<double> hyperValues(Attribute value) {
+  std::vector<double> values;
+  if (auto array = dyn_cast<ArrayAttr>(value)) {
+    for (Attribute element : array)
+      llvm::append_range(values, hyperValues(element));
+  } else if (auto f = dyn_cast<FloatAttr>(value)) {
+    values.push_back(f.getValueAsDouble());
+  } else if (auto i = dyn_cast<IntegerAttr>(value)) {
+    values.push_back(static_cast<double>(i.getInt()));
+  }
+  return values;
+}
+
+} // namespace
+
+LogicalResult optgen::emitCpu(OptimizerOp optimizer,
+                              const CpuEmitOptions &options,
+                              std::map<std::string, std::string> &files) {
+  std::string name = legalIdentifier(optimizer.getSymName());
+  SmallVector<RuleOp> rules(optimizer.getBlock().getOps<RuleOp>());
+  SmallVector<GroupOp> groups(optimizer.getBlock().getOps<GroupOp>());
+  DistributeOp distribute;
+  for (DistributeOp d : optimizer.getBlock().getOps<DistributeOp>())
+    distribute = d;
+  std::string banner = "// Generated by optgen from " + options.specName +
+                       " (optimizer '" + commentText(optimizer.getSymName()) +
+                       "'). Do not edit: change the\n// spec and run "
+                       "`optgen compile " +
+                       options.specName + " --target=cpu` again.\n";
+
+  // The header: one class per optimizer.
+  {
+    std::string guard = "OPTGEN_GENERATED_" + llvm::StringRef(name).upper() + "_H";
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << banner << "\n#ifndef " << guard << "\n#define " << guard << "\n\n";
+    os << "#include \"optgen/runtime/Optimizer.h\"\n\n";
+    os << "namespace optgen_generated {\n\n";
+    os << "/// Groups, in the order a parameter's name is matched:\n";
+    for (GroupOp group : groups)
+      os << "///   " << commentText(group.getSymName()) << " (rule "
+         << commentText(group.getRule()) << ")\n";
+    os << "class " << name << " : public optgen::runtime::Optimizer {\n";
+    os << "public:\n";
+    os << "  " << name << "();\n";
+    os << "};\n\n";
+    os << "} // namespace optgen_generated\n\n";
+    os << "#endif // " << guard << "\n";
+    files[name + ".h"] = text;
+  }
+
+  // The source: rule functions, then the tables.
+  std::string functions;
+  llvm::raw_string_ostream fos(functions);
+  std::vector<std::string> tables;
+  for (RuleOp rule : rules) {
+    if (failed(RuleEmitter(fos, options, tables).emitRule(rule)) ||
+        failed(RuleEmitter(fos, options, tables).emitStateShapes(rule)))
+      return failure();
+  }
+  std::vector<std::string> whereFunctions;
+  for (GroupOp group : groups) {
+    if (group.getPredicate().empty()) {
+      whereFunctions.push_back("nullptr");
+      continue;
+    }
+    std::string function = "where_" + legalIdentifier(group.getSymName());
+    if (failed(RuleEmitter(fos, options, tables).emitWhere(group, function)))
+      return failure();
+    whereFunctions.push_back(function);
+  }
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << banner << "\n";
+  os << "#include \"" << name << ".h\"\n\n";
+  os << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n"
+        "#include <limits>\n#include <vector>\n\n";
+  os << "namespace {\n\n";
+  for (const std::string &table : tables)
+    os << table << "\n";
+  os << functions;
+
+  os << "optgen::runtime::OptimizerSpec makeSpec() {\n";
+  os << "  optgen::runtime::OptimizerSpec spec;\n";
+  os << "  spec.name = " << cppString(optimizer.getSymName()) << ";\n";
+  for (RuleOp rule : rules) {
+    auto param = cast<SymbolicTensorType>(rule.getParam().getType());
+    os << "  spec.rules.push_back({" << cppString(rule.getSymName()) << ", "
+       << (param.getAnyRank() ? -1 : param.getRank()) << ", {";
+    bool first = true;
+    for (HyperOp hyper : rule.getBlock().getOps<HyperOp>()) {
+      auto tuple = dyn_cast<TupleType>(hyper.getType());
+      Type element = tuple ? tuple.getType(0) : hyper.getType();
+      std::vector<double> defaults;
+      if (hyper.getDefaultValueAttr())
+        defaults = hyperValues(hyper.getDefaultValueAttr());
+      os << (first ? "" : ", ") << "\n      {" << cppString(hyper.getName())
+         << ", " << (tuple ? tuple.size() : 1) << ", "
+         << (element.isInteger(64) ? "true" : "false") << ", "
+         << (hyper.getDefaultValueAttr() ? "true" : "false") << ", "
+         << doubles(defaults) << "}";
+      first = false;
+    }
+    os << "},\n      {";
+    for (auto [i, state] : llvm::enumerate(getRuleStates(rule)))
+      os << (i ? ", " : "") << cppString(state.getName());
+    std::string ident = legalIdentifier(rule.getSymName());
+    os << "},\n      states_" << ident << ", step_" << ident << "});\n";
+  }
+  for (auto [group, where] : llvm::zip(groups, whereFunctions)) {
+    size_t rule = llvm::find_if(rules, [&](RuleOp r) {
+                    return r.getSymName() == group.getRule();
+                  }) - rules.begin();
+    os << "  spec.groups.push_back({" << cppString(group.getSymName()) << ", "
+       << rule << ", {";
+    for (auto [i, pattern] : llvm::enumerate(group.getPatterns()))
+      os << (i ? ", " : "")
+         << cppString(cast<StringAttr>(pattern).getValue());
+    os << "}, " << where << ", {";
+    for (auto [i, setting] : llvm::enumerate(group.getSettings()))
+      os << (i ? ", " : "") << "{" << cppString(setting.getName().getValue())
+         << ", " << doubles(hyperValues(setting.getValue())) << "}";
+    os << "}});\n";
+  }
+  bool zero2 = distribute && distribute.getStrategy() == DistributeStrategy::zero2;
+  os << "  spec.distribution = optgen::runtime::Distribution::"
+     << (zero2 ? "Zero2" : "None") << ";\n";
+  os << "  spec.smallNumel = "
+     << (distribute && distribute.getSmallNumel() ? *distribute.getSmallNumel()
+                                                  : 0)
+     << ";\n";
+  os << "  return spec;\n";
+  os << "}\n\n";
+  os << "} // namespace\n\n";
+  os << "namespace optgen_generated {\n\n";
+  os << name << "::" << name
+     << "() : optgen::runtime::Optimizer(makeSpec()) {}\n\n";
+  os << "} // namespace optgen_generated\n";
+  files[name + ".cpp"] = text;
+
+  // A runner replaying case files on this optimizer (`optgen run`).
+  {
+    std::string runner;
+    llvm::raw_string_ostream ros(runner);
+    ros << banner << "//\n// Replays a case file on the optimizer: " << name
+        << "_runner --case CASE.safetensors\n// [--out OUT.safetensors] "
+           "[--repeat R] [--report REPORT.json]\n\n"
+        << "#include \"" << name << ".h\"\n\n"
+        << "#include \"optgen/runtime/CaseRunner.h\"\n\n"
+        << "#include <memory>\n\n"
+        << "int main(int argc, char **argv) {\n"
+        << "  return optgen::runtime::runnerMain(argc, argv, [] {\n"
+        << "    return std::make_unique<optgen_generated::" << name << ">();\n"
+        << "  });\n"
+        << "}\n";
+    files[name + "_runner.cpp"] = runner;
+  }
+
+  // The CMake file: a static library linking optgen's runtime.
+  std::string cmake;
+  llvm::raw_string_ostream cos(cmake);
+  cos << "# Generated by optgen from " << commentText(options.specName)
+      << ". Builds the optimizer as the library `" << name << "`:\n"
+      << "#   add_subdirectory(this-directory) and link " << name << ".\n"
+      << "cmake_minimum_required(VERSION 3.20)\n"
+      << "project(" << name << " LANGUAGES CXX)\n\n"
+      << "set(OPTGEN_RUNTIME_DIR \"" << options.runtimeDir
+      << "\"\n    CACHE PATH \"optgen's runtime sources\")\n"
+      << "if(NOT TARGET optgen_runtime)\n"
+      << "  add_subdirectory(${OPTGEN_RUNTIME_DIR} optgen_runtime)\n"
+      << "endif()\n\n"
+      << "add_library(" << name << " STATIC " << name << ".cpp)\n"
+      << "target_include_directories(" << name
+      << " PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})\n"
+      << "target_compile_features(" << name << " PUBLIC cxx_std_17)\n"
+      << "# Vectorised loops need sqrt without errno; contractions stay off so\n"
+      << "# that f32 and bf16 results round exactly as the spec says.\n"
+      << "target_compile_options(" << name
+      << " PRIVATE -O3 -fno-math-errno -ffp-contract=off -Wall -Wextra)\n"
+      << "find_package(OpenMP)\n"
+      << "if(OpenMP_CXX_FOUND)\n"
+      << "  target_link_libraries(" << name << " PRIVATE OpenMP::OpenMP_CXX)\n"
+      << "endif()\n"
+      << "target_link_libraries(" << name << " PUBLIC optgen_runtime)\n\n"
+      << "option(OPTGEN_BUILD_RUNNER \"Build " << name
+      << "_runner, which replays case files\" OFF)\n"
+      << "if(OPTGEN_BUILD_RUNNER)\n"
+      << "  add_executable(" << name << "_runner " << name << "_runner.cpp)\n"
+      << "  target_link_libraries(" << name << "_runner PRIVATE " << name
+      << ")\n"
+      << "endif()\n";
+  files["CMakeLists.txt"] = cmake;
+  return success();
+}

@@ -1,0 +1,80 @@
+//===- CaseRunner.h - Replaying a case file ---------------------*- C++ -*-===//
+//
+// A case (the golden files' format, test/golden/README.md) holds initial
+// parameters, the gradient of every step, optionally the expected result and
+// the parameter groups with their hyperparameters. runCase() replays it on
+// a Stepper: the compiled optimizer of a generated runner, or optgen's
+// reference interpreter; both go through this one implementation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_RUNTIME_CASERUNNER_H
+#define OPTGEN_RUNTIME_CASERUNNER_H
+
+#include "optgen/runtime/Optimizer.h"
+#include "optgen/runtime/Tensor.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace optgen::runtime {
+
+/// What a case is replayed on. Methods report errors by throwing Error.
+class Stepper {
+public:
+  virtual ~Stepper();
+  /// A group to which parameters are bound only explicitly, running `rule`
+  /// with its defaults.
+  virtual void addGroup(const std::string &name, const std::string &rule) = 0;
+  virtual void setHyper(const std::string &group, const std::string &name,
+                        const std::vector<double> &values) = 0;
+  /// `group` empty: bound by the spec's groups.
+  virtual void addParameter(const std::string &name, TensorView param,
+                            TensorView grad, const std::string &group) = 0;
+  virtual void finalize() = 0;
+  virtual void step() = 0;
+};
+
+/// Steps a generated optimizer.
+class OptimizerStepper : public Stepper {
+public:
+  explicit OptimizerStepper(std::unique_ptr<Optimizer> optimizer)
+      : optimizer(std::move(optimizer)) {}
+  void addGroup(const std::string &name, const std::string &rule) override;
+  void setHyper(const std::string &group, const std::string &name,
+                const std::vector<double> &values) override;
+  void addParameter(const std::string &name, TensorView param,
+                    TensorView grad, const std::string &group) override;
+  void finalize() override;
+  void step() override;
+
+private:
+  std::unique_ptr<Optimizer> optimizer;
+};
+
+struct CaseOptions {
+  std::string casePath;
+  std::string outPath;    ///< where param/<name> after the last step go
+  std::string reportPath; ///< JSON report, or empty
+  std::string target;     ///< named in the report: "cpu", "interpreter"
+  int repeat = 1;         ///< replays, for timing
+};
+
+/// Replays the case `repeat` times, each on a fresh Stepper, writes the
+/// parameters after the last step and the report, and prints a summary
+/// (with each parameter's error when the case has `expect/` tensors).
+/// Returns 0, or 1 after printing "optgen: error: ..." to stderr; never
+/// throws.
+int runCase(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
+            const CaseOptions &options);
+
+/// The main() of a generated runner: parses --case, --out, --repeat and
+/// --report, and replays on a new `Generated` optimizer per replay.
+int runnerMain(int argc, char **argv,
+               const std::function<std::unique_ptr<Optimizer>()> &make);
+
+} // namespace optgen::runtime
+
+#endif // OPTGEN_RUNTIME_CASERUNNER_H

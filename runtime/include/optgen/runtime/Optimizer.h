@@ -1,0 +1,160 @@
+//===- Optimizer.h - The optimizer generated code instantiates --*- C++ -*-===//
+//
+// Generated code describes its optimizer as tables (rules with their
+// hyperparameters, states and step functions; groups with their patterns,
+// shape conditions and settings) and derives from Optimizer, which does the
+// rest: registering parameters, planning (the one planner, Planner.h),
+// allocating state, keeping hyperparameters, stepping, and checkpoints.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_RUNTIME_OPTIMIZER_H
+#define OPTGEN_RUNTIME_OPTIMIZER_H
+
+#include "optgen/runtime/Kernels.h"
+#include "optgen/runtime/Planner.h"
+#include "optgen/runtime/Tensor.h"
+
+#include <cstdint>
+#include <deque>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace optgen::runtime {
+
+/// One parameter's step, as a generated rule function receives it. The
+/// parameter is seen as rows x cols: a matrix as itself, a vector or a
+/// parameter of any rank as one row.
+struct RuleCall {
+  float *param;
+  const float *grad;
+  float *const *states;         ///< per state, its storage
+  const int64_t *stateRows;     ///< per state
+  const int64_t *stateCols;     ///< per state
+  int64_t rows, cols;
+  const int64_t *shape;         ///< the parameter's own shape
+  int rank;
+  const double *hypers;         ///< the group's values, tuples flattened
+  int64_t step;                 ///< 1 at the first step
+};
+
+struct HyperSpec {
+  const char *name;
+  int size;        ///< 1, or the number of values of a tuple
+  bool isInt;      ///< an int (or a tuple of ints) rather than floats
+  bool hasDefault;
+  std::vector<double> defaults;
+};
+
+struct RuleSpec {
+  const char *name;
+  int rank; ///< -1 any, 1 vectors, 2 matrices
+  std::vector<HyperSpec> hypers;
+  std::vector<const char *> states;
+  /// The rows x cols of each state for a parameter of `shape`.
+  void (*stateShapes)(const int64_t *shape, int rank, int64_t *rows,
+                      int64_t *cols);
+  void (*step)(const RuleCall &call);
+};
+
+struct GroupSpec {
+  const char *name;
+  int rule;
+  std::vector<const char *> patterns;
+  /// The group's `where` condition on a parameter's shape, or null.
+  bool (*where)(const int64_t *shape, int rank);
+  std::vector<std::pair<const char *, std::vector<double>>> settings;
+};
+
+enum class Distribution { None, Zero2 };
+
+struct OptimizerSpec {
+  const char *name;
+  std::vector<RuleSpec> rules;
+  std::vector<GroupSpec> groups;
+  Distribution distribution;
+  int64_t smallNumel;
+};
+
+class Optimizer {
+public:
+  explicit Optimizer(OptimizerSpec spec);
+  virtual ~Optimizer();
+  Optimizer(const Optimizer &) = delete;
+  Optimizer &operator=(const Optimizer &) = delete;
+
+  /// Registers a parameter and its gradient (the same shape and dtype, F32
+  /// or BF16; both stay the caller's memory). Its group is the first whose
+  /// patterns and condition match its name and shape, chosen at finalize().
+  void addParameter(const std::string &name, TensorView param,
+                    TensorView grad);
+  /// Registers a parameter into the named group, whatever its name.
+  void addParameter(const std::string &name, TensorView param,
+                    TensorView grad, const std::string &group);
+
+  /// Adds a group running the rule named `rule` with its defaults, which
+  /// matches no name: parameters join it by the explicit addParameter. Used
+  /// to replay cases that bind parameters themselves.
+  void addGroup(const std::string &name, const std::string &rule);
+
+  /// Plans the step (groups and buckets of same-shape matrices) and
+  /// allocates the optimizer state. Errors name the parameter at fault.
+  void finalize();
+
+  /// One optimizer step with the gradients now in the registered memory.
+  void step();
+
+  /// Sets a hyperparameter of a group; takes effect at the next step.
+  void setHyper(const std::string &group, const std::string &name,
+                double value);
+  void setHyper(const std::string &group, const std::string &name,
+                const std::vector<double> &values);
+  /// A hyperparameter of a group (a tuple as its values).
+  std::vector<double> hyper(const std::string &group,
+                            const std::string &name) const;
+
+  /// Steps taken by the named parameter.
+  int64_t stepCount(const std::string &param) const;
+  /// Bytes of optimizer state held.
+  int64_t stateBytes() const;
+  /// The group a parameter was bound to (after finalize()).
+  const std::string &groupOf(const std::string &param) const;
+  const OptimizerSpec &spec() const { return spec_; }
+  const Plan &plan() const { return plan_; }
+
+  /// Writes / reads every parameter's state and step count (safetensors,
+  /// keyed by parameter name, so a checkpoint is independent of the plan).
+  void saveState(const std::string &path) const;
+  void loadState(const std::string &path);
+
+private:
+  struct Param {
+    std::string name;
+    TensorView param, grad;
+    std::string group; ///< explicit group, or empty
+    std::vector<std::vector<float>> states;
+    std::vector<int64_t> stateRows, stateCols;
+    std::vector<float> stagedParam, stagedGrad; ///< for bf16 parameters
+    int64_t steps = 0;
+  };
+
+  size_t groupIndex(const std::string &name) const;
+  size_t paramIndex(const std::string &name) const;
+  size_t hyperIndex(size_t group, const std::string &name,
+                    size_t *offset) const;
+
+  OptimizerSpec spec_;
+  std::deque<std::string> addedNames_; ///< names of groups from addGroup()
+  /// "group/hyper" of hyperparameters without a value yet.
+  std::set<std::string> unset_;
+  std::vector<Param> params_;
+  std::vector<std::vector<double>> hypers_; ///< per group, flattened
+  Plan plan_;
+  bool finalized_ = false;
+};
+
+} // namespace optgen::runtime
+
+#endif // OPTGEN_RUNTIME_OPTIMIZER_H

@@ -1,0 +1,393 @@
+//===- Optimizer.cpp - The optimizer generated code instantiates ----------===//
+
+#include "optgen/runtime/Optimizer.h"
+
+#include "optgen/runtime/Error.h"
+#include "optgen/runtime/Glob.h"
+#include "optgen/runtime/Safetensors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+namespace optgen::runtime {
+
+namespace {
+
+/// A parameter of any rank is stepped as one row; a matrix as itself.
+std::pair<int64_t, int64_t> asRowsCols(const std::vector<int64_t> &shape) {
+  if (shape.size() == 2)
+    return {shape[0], shape[1]};
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  return {1, numel};
+}
+
+/// A glob matching exactly `name` (its special characters escaped).
+std::string exactPattern(const std::string &name) {
+  std::string pattern;
+  for (char c : name) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\')
+      pattern += '\\';
+    pattern += c;
+  }
+  return pattern;
+}
+
+} // namespace
+
+Optimizer::Optimizer(OptimizerSpec spec) : spec_(std::move(spec)) {
+  for (const GroupSpec &group : spec_.groups) {
+    const RuleSpec &rule = spec_.rules.at(group.rule);
+    std::vector<double> values;
+    for (const HyperSpec &hyper : rule.hypers) {
+      bool set = std::any_of(
+          group.settings.begin(), group.settings.end(),
+          [&](const auto &s) { return std::string(s.first) == hyper.name; });
+      if (!hyper.hasDefault && !set)
+        throw Error(std::string("group '") + group.name + "' does not set '" +
+                    hyper.name + "', which rule '" + rule.name +
+                    "' gives no default");
+      for (int i = 0; i < hyper.size; ++i)
+        values.push_back(hyper.hasDefault ? hyper.defaults.at(i) : 0.0);
+    }
+    hypers_.push_back(std::move(values));
+    for (const auto &[name, setting] : group.settings)
+      setHyper(group.name, name, setting);
+  }
+}
+
+Optimizer::~Optimizer() = default;
+
+void Optimizer::addParameter(const std::string &name, TensorView param,
+                             TensorView grad) {
+  addParameter(name, std::move(param), std::move(grad), "");
+}
+
+void Optimizer::addParameter(const std::string &name, TensorView param,
+                             TensorView grad, const std::string &group) {
+  if (finalized_)
+    throw Error("parameter '" + name + "' added after finalize()");
+  if (param.dtype != DType::F32 && param.dtype != DType::BF16)
+    throw Error("parameter '" + name + "' is " +
+                std::string(dtypeName(param.dtype)) +
+                "; parameters are F32 or BF16");
+  if (grad.dtype != param.dtype || grad.shape != param.shape)
+    throw Error("the gradient of '" + name + "' is " +
+                std::string(dtypeName(grad.dtype)) + " " +
+                formatShape(grad.shape) + ", but the parameter is " +
+                std::string(dtypeName(param.dtype)) + " " +
+                formatShape(param.shape));
+  if (!param.data || !grad.data)
+    throw Error("parameter '" + name + "' has no memory");
+  (void)param.numel(); // validates the shape
+  for (const Param &p : params_)
+    if (p.name == name)
+      throw Error("parameter '" + name + "' is added twice");
+  if (!group.empty())
+    (void)groupIndex(group);
+  Param p;
+  p.name = name;
+  p.param = std::move(param);
+  p.grad = std::move(grad);
+  p.group = group;
+  params_.push_back(std::move(p));
+}
+
+size_t Optimizer::groupIndex(const std::string &name) const {
+  for (size_t i = 0; i < spec_.groups.size(); ++i)
+    if (spec_.groups[i].name == name)
+      return i;
+  throw Error("optimizer '" + std::string(spec_.name) + "' has no group '" +
+              name + "'");
+}
+
+size_t Optimizer::paramIndex(const std::string &name) const {
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].name == name)
+      return i;
+  throw Error("no parameter '" + name + "'");
+}
+
+size_t Optimizer::hyperIndex(size_t group, const std::string &name,
+                             size_t *offset) const {
+  const RuleSpec &rule = spec_.rules[spec_.groups[group].rule];
+  size_t at = 0;
+  for (size_t i = 0; i < rule.hypers.size(); ++i) {
+    if (rule.hypers[i].name == name) {
+      *offset = at;
+      return i;
+    }
+    at += rule.hypers[i].size;
+  }
+  throw Error("group '" + std::string(spec_.groups[group].name) +
+              "' (rule '" + rule.name + "') has no hyperparameter '" + name +
+              "'");
+}
+
+void Optimizer::setHyper(const std::string &group, const std::string &name,
+                         double value) {
+  setHyper(group, name, std::vector<double>{value});
+}
+
+void Optimizer::setHyper(const std::string &group, const std::string &name,
+                         const std::vector<double> &values) {
+  size_t g = groupIndex(group), offset = 0;
+  const HyperSpec &hyper =
+      spec_.rules[spec_.groups[g].rule].hypers[hyperIndex(g, name, &offset)];
+  if (static_cast<int>(values.size()) != hyper.size)
+    throw Error("hyperparameter '" + name + "' of group '" + group +
+                "' takes " + std::to_string(hyper.size) + " value" +
+                (hyper.size == 1 ? "" : "s") + ", not " +
+                std::to_string(values.size()));
+  for (double v : values)
+    if (hyper.isInt && v != std::trunc(v))
+      throw Error("hyperparameter '" + name + "' of group '" + group +
+                  "' is an int, not " + std::to_string(v));
+  std::copy(values.begin(), values.end(), hypers_[g].begin() + offset);
+  unset_.erase(group + "/" + name);
+}
+
+std::vector<double> Optimizer::hyper(const std::string &group,
+                                     const std::string &name) const {
+  size_t g = groupIndex(group), offset = 0;
+  const HyperSpec &hyper =
+      spec_.rules[spec_.groups[g].rule].hypers[hyperIndex(g, name, &offset)];
+  return {hypers_[g].begin() + offset,
+          hypers_[g].begin() + offset + hyper.size};
+}
+
+void Optimizer::addGroup(const std::string &name, const std::string &rule) {
+  if (finalized_)
+    throw Error("group '" + name + "' added after finalize()");
+  for (const GroupSpec &group : spec_.groups)
+    if (group.name == name)
+      throw Error("group '" + name + "' exists already");
+  int index = -1;
+  for (size_t r = 0; r < spec_.rules.size(); ++r)
+    if (spec_.rules[r].name == rule)
+      index = static_cast<int>(r);
+  if (index < 0)
+    throw Error("optimizer '" + std::string(spec_.name) + "' has no rule '" +
+                rule + "'");
+  addedNames_.push_back(name);
+  spec_.groups.push_back(
+      {addedNames_.back().c_str(), index, {}, nullptr, {}});
+  std::vector<double> values;
+  for (const HyperSpec &hyper : spec_.rules[index].hypers) {
+    if (!hyper.hasDefault)
+      unset_.insert(name + "/" + hyper.name);
+    for (int i = 0; i < hyper.size; ++i)
+      values.push_back(hyper.hasDefault ? hyper.defaults.at(i) : 0.0);
+  }
+  hypers_.push_back(std::move(values));
+}
+
+void Optimizer::finalize() {
+  if (finalized_)
+    throw Error("finalize() is called once");
+  std::vector<ParamDesc> descs;
+  for (const Param &p : params_)
+    descs.push_back({p.name, p.param.shape});
+
+  // Parameters given a group explicitly match it by their exact name, ahead
+  // of every pattern of the spec; the rest match the spec's groups in order.
+  std::vector<GroupDesc> groups;
+  std::vector<size_t> realGroup;
+  for (const Param &p : params_) {
+    if (p.group.empty())
+      continue;
+    size_t g = groupIndex(p.group);
+    const GroupSpec &group = spec_.groups[g];
+    groups.push_back({group.name, spec_.rules[group.rule].name,
+                      {exactPattern(p.name)}, spec_.rules[group.rule].rank,
+                      nullptr});
+    realGroup.push_back(g);
+  }
+  for (size_t g = 0; g < spec_.groups.size(); ++g) {
+    const GroupSpec &group = spec_.groups[g];
+    GroupDesc desc{group.name, spec_.rules[group.rule].name, {},
+                   spec_.rules[group.rule].rank, nullptr};
+    for (const char *pattern : group.patterns)
+      desc.patterns.push_back(pattern);
+    if (group.where) {
+      auto where = group.where;
+      desc.where = [where](const std::vector<int64_t> &shape) {
+        return where(shape.data(), static_cast<int>(shape.size()));
+      };
+    }
+    groups.push_back(std::move(desc));
+    realGroup.push_back(g);
+  }
+  Plan plan = planStep(descs, groups);
+
+  // Back to the spec's groups, merging the buckets an explicit binding split.
+  Plan merged;
+  for (size_t g : plan.groupOf)
+    merged.groupOf.push_back(realGroup[g]);
+  std::map<std::pair<size_t, std::vector<int64_t>>, size_t> bucketOf;
+  std::vector<Bucket> buckets;
+  for (const Bucket &b : plan.buckets) {
+    auto key = std::make_pair(realGroup[b.group], b.shape);
+    auto [it, inserted] = bucketOf.try_emplace(key, buckets.size());
+    if (inserted)
+      buckets.push_back({key.first, b.shape, {}});
+    auto &members = buckets[it->second].params;
+    members.insert(members.end(), b.params.begin(), b.params.end());
+    std::sort(members.begin(), members.end());
+  }
+  std::stable_sort(buckets.begin(), buckets.end(),
+                   [](const Bucket &a, const Bucket &b) {
+                     return a.group < b.group;
+                   });
+  merged.buckets = std::move(buckets);
+  plan_ = std::move(merged);
+  for (size_t i = 0; i < params_.size(); ++i)
+    for (const HyperSpec &hyper :
+         spec_.rules[spec_.groups[plan_.groupOf[i]].rule].hypers) {
+      std::string group = spec_.groups[plan_.groupOf[i]].name;
+      if (unset_.count(group + "/" + hyper.name))
+        throw Error("parameter '" + params_[i].name + "' is in group '" +
+                    group + "', which does not set '" + hyper.name + "'");
+    }
+
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Param &p = params_[i];
+    const RuleSpec &rule = spec_.rules[spec_.groups[plan_.groupOf[i]].rule];
+    size_t count = rule.states.size();
+    p.stateRows.assign(count, 0);
+    p.stateCols.assign(count, 0);
+    rule.stateShapes(p.param.shape.data(),
+                     static_cast<int>(p.param.shape.size()),
+                     p.stateRows.data(), p.stateCols.data());
+    p.states.resize(count);
+    for (size_t s = 0; s < count; ++s)
+      p.states[s].assign(
+          static_cast<size_t>(p.stateRows[s] * p.stateCols[s]), 0.0f);
+    if (p.param.dtype == DType::BF16) {
+      p.stagedParam.resize(static_cast<size_t>(p.param.numel()));
+      p.stagedGrad.resize(static_cast<size_t>(p.param.numel()));
+    }
+  }
+  finalized_ = true;
+}
+
+void Optimizer::step() {
+  if (!finalized_)
+    throw Error("step() before finalize()");
+  for (const Bucket &bucket : plan_.buckets) {
+    const GroupSpec &group = spec_.groups[bucket.group];
+    const RuleSpec &rule = spec_.rules[group.rule];
+    for (size_t index : bucket.params) {
+      Param &p = params_[index];
+      float *param = static_cast<float *>(p.param.data);
+      const float *grad = static_cast<const float *>(p.grad.data);
+      if (p.param.dtype == DType::BF16) {
+        // bf16 parameters are stepped in f32 and rounded back.
+        for (size_t k = 0; k < p.stagedParam.size(); ++k) {
+          p.stagedParam[k] = readFloat(p.param, static_cast<int64_t>(k));
+          p.stagedGrad[k] = readFloat(p.grad, static_cast<int64_t>(k));
+        }
+        param = p.stagedParam.data();
+        grad = p.stagedGrad.data();
+      }
+      std::vector<float *> states;
+      for (std::vector<float> &s : p.states)
+        states.push_back(s.data());
+      auto [rows, cols] = asRowsCols(p.param.shape);
+      RuleCall call{param,
+                    grad,
+                    states.data(),
+                    p.stateRows.data(),
+                    p.stateCols.data(),
+                    rows,
+                    cols,
+                    p.param.shape.data(),
+                    static_cast<int>(p.param.shape.size()),
+                    hypers_[bucket.group].data(),
+                    ++p.steps};
+      try {
+        rule.step(call);
+      } catch (const Error &error) {
+        throw Error("parameter '" + p.name + "' (rule '" + rule.name +
+                    "'): " + error.what());
+      }
+      if (p.param.dtype == DType::BF16)
+        for (size_t k = 0; k < p.stagedParam.size(); ++k)
+          writeFloat(p.param, static_cast<int64_t>(k), p.stagedParam[k]);
+    }
+  }
+}
+
+int64_t Optimizer::stepCount(const std::string &param) const {
+  return params_[paramIndex(param)].steps;
+}
+
+int64_t Optimizer::stateBytes() const {
+  int64_t bytes = 0;
+  for (const Param &p : params_)
+    for (const std::vector<float> &s : p.states)
+      bytes += static_cast<int64_t>(s.size() * sizeof(float));
+  return bytes;
+}
+
+const std::string &Optimizer::groupOf(const std::string &param) const {
+  if (!finalized_)
+    throw Error("groupOf() before finalize()");
+  static thread_local std::string name;
+  name = spec_.groups[plan_.groupOf[paramIndex(param)]].name;
+  return name;
+}
+
+void Optimizer::saveState(const std::string &path) const {
+  if (!finalized_)
+    throw Error("saveState() before finalize()");
+  SafetensorsWriter writer;
+  writer.setMetadata("optimizer", spec_.name);
+  for (const Param &p : params_) {
+    const RuleSpec &rule =
+        spec_.rules[spec_.groups[plan_.groupOf[paramIndex(p.name)]].rule];
+    for (size_t s = 0; s < p.states.size(); ++s) {
+      std::vector<unsigned char> bytes(p.states[s].size() * sizeof(float));
+      if (!bytes.empty())
+        std::memcpy(bytes.data(), p.states[s].data(), bytes.size());
+      writer.add("state/" + p.name + "/" + rule.states[s], DType::F32,
+                 {p.stateRows[s], p.stateCols[s]}, std::move(bytes));
+    }
+    std::vector<unsigned char> step(sizeof(int64_t));
+    std::memcpy(step.data(), &p.steps, sizeof(int64_t));
+    writer.add("step/" + p.name, DType::I64, {1}, std::move(step));
+  }
+  writer.write(path);
+}
+
+void Optimizer::loadState(const std::string &path) {
+  if (!finalized_)
+    throw Error("loadState() before finalize()");
+  SafetensorsFile file = SafetensorsFile::open(path);
+  for (Param &p : params_) {
+    const RuleSpec &rule =
+        spec_.rules[spec_.groups[plan_.groupOf[paramIndex(p.name)]].rule];
+    for (size_t s = 0; s < p.states.size(); ++s) {
+      std::string name = "state/" + p.name + "/" + rule.states[s];
+      if (!file.has(name))
+        throw Error(path + " has no state '" + rule.states[s] +
+                    "' for parameter '" + p.name + "'");
+      TensorView view = file.view(name);
+      if (view.numel() != static_cast<int64_t>(p.states[s].size()))
+        throw Error(path + ": state '" + name + "' has " +
+                    std::to_string(view.numel()) + " elements, but parameter '" +
+                    p.name + "' needs " + std::to_string(p.states[s].size()));
+      std::vector<float> values = toFloatVector(view);
+      std::copy(values.begin(), values.end(), p.states[s].begin());
+    }
+    std::string step = "step/" + p.name;
+    if (!file.has(step))
+      throw Error(path + " has no step count for parameter '" + p.name + "'");
+    p.steps = static_cast<int64_t>(readDouble(file.view(step), 0));
+  }
+}
+
+} // namespace optgen::runtime
