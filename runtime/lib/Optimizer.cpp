@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <map>
 
 namespace optgen::runtime {
 
@@ -23,17 +22,6 @@ std::pair<int64_t, int64_t> asRowsCols(const std::vector<int64_t> &shape) {
   for (int64_t d : shape)
     numel *= d;
   return {1, numel};
-}
-
-/// A glob matching exactly `name` (its special characters escaped).
-std::string exactPattern(const std::string &name) {
-  std::string pattern;
-  for (char c : name) {
-    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\')
-      pattern += '\\';
-    pattern += c;
-  }
-  return pattern;
 }
 
 } // namespace
@@ -190,24 +178,9 @@ void Optimizer::finalize() {
     throw Error("finalize() is called once");
   std::vector<ParamDesc> descs;
   for (const Param &p : params_)
-    descs.push_back({p.name, p.param.shape});
-
-  // Parameters given a group explicitly match it by their exact name, ahead
-  // of every pattern of the spec; the rest match the spec's groups in order.
+    descs.push_back({p.name, p.param.shape, p.group});
   std::vector<GroupDesc> groups;
-  std::vector<size_t> realGroup;
-  for (const Param &p : params_) {
-    if (p.group.empty())
-      continue;
-    size_t g = groupIndex(p.group);
-    const GroupSpec &group = spec_.groups[g];
-    groups.push_back({group.name, spec_.rules[group.rule].name,
-                      {exactPattern(p.name)}, spec_.rules[group.rule].rank,
-                      nullptr});
-    realGroup.push_back(g);
-  }
-  for (size_t g = 0; g < spec_.groups.size(); ++g) {
-    const GroupSpec &group = spec_.groups[g];
+  for (const GroupSpec &group : spec_.groups) {
     GroupDesc desc{group.name, spec_.rules[group.rule].name, {},
                    spec_.rules[group.rule].rank, nullptr};
     for (const char *pattern : group.patterns)
@@ -219,31 +192,8 @@ void Optimizer::finalize() {
       };
     }
     groups.push_back(std::move(desc));
-    realGroup.push_back(g);
   }
-  Plan plan = planStep(descs, groups);
-
-  // Back to the spec's groups, merging the buckets an explicit binding split.
-  Plan merged;
-  for (size_t g : plan.groupOf)
-    merged.groupOf.push_back(realGroup[g]);
-  std::map<std::pair<size_t, std::vector<int64_t>>, size_t> bucketOf;
-  std::vector<Bucket> buckets;
-  for (const Bucket &b : plan.buckets) {
-    auto key = std::make_pair(realGroup[b.group], b.shape);
-    auto [it, inserted] = bucketOf.try_emplace(key, buckets.size());
-    if (inserted)
-      buckets.push_back({key.first, b.shape, {}});
-    auto &members = buckets[it->second].params;
-    members.insert(members.end(), b.params.begin(), b.params.end());
-    std::sort(members.begin(), members.end());
-  }
-  std::stable_sort(buckets.begin(), buckets.end(),
-                   [](const Bucket &a, const Bucket &b) {
-                     return a.group < b.group;
-                   });
-  merged.buckets = std::move(buckets);
-  plan_ = std::move(merged);
+  plan_ = planStep(descs, groups);
   for (size_t i = 0; i < params_.size(); ++i)
     for (const HyperSpec &hyper :
          spec_.rules[spec_.groups[plan_.groupOf[i]].rule].hypers) {

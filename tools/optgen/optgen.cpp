@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "InterpreterStepper.h"
+
 #include "dialect/OptgenDialect.h"
 #include "optgen/Frontend/MLIRGen.h"
 #include "optgen/Frontend/Parser.h"
@@ -18,9 +20,12 @@
 #include "mlir/Transforms/Passes.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -37,8 +42,13 @@ cl::OptionCategory optgenCategory("optgen options");
 cl::SubCommand compileCommand(
     "compile", "Compile an optimizer spec (check it, and print a stage)");
 
+cl::SubCommand runCommand(
+    "run", "Replay a case file (initial parameters, the gradient of each "
+           "step) on the compiled optimizer or the reference interpreter");
+
 cl::opt<std::string> specFile(cl::Positional, cl::desc("<spec.opt>"),
-                              cl::Required, cl::sub(compileCommand), cl::cat(optgenCategory));
+                              cl::Required, cl::sub(compileCommand),
+                              cl::sub(runCommand), cl::cat(optgenCategory));
 
 cl::opt<std::string> outputFile(
     "o",
@@ -62,17 +72,50 @@ cl::opt<Stage> emit(
 
 enum class Target { None, Cpu };
 cl::opt<Target> target(
-    "target", cl::desc("Generate code for:"), cl::init(Target::None),
+    "target", cl::desc("Generate code for (compile), or run on (run):"),
+    cl::init(Target::None),
     cl::values(clEnumValN(Target::Cpu, "cpu",
                           "C++ for the CPU (a header, a source file and a "
                           "CMakeLists.txt linking optgen's runtime)")),
-    cl::sub(compileCommand), cl::cat(optgenCategory));
+    cl::sub(compileCommand), cl::sub(runCommand), cl::cat(optgenCategory));
 
 cl::list<std::string>
     defines("D",
             cl::desc("Set the spec's constant NAME to VALUE (an expression of "
                      "literals, e.g. -D compute=f32)"),
-            cl::value_desc("NAME=VALUE"), cl::Prefix, cl::sub(compileCommand), cl::cat(optgenCategory));
+            cl::value_desc("NAME=VALUE"), cl::Prefix, cl::sub(compileCommand),
+            cl::sub(runCommand), cl::cat(optgenCategory));
+
+cl::opt<std::string> caseFile(
+    "case",
+    cl::desc("The case to replay: a safetensors file with param/<name>, "
+             "grad/<step>/<name> and optionally expect/<name> and the groups "
+             "(the format of test/golden/README.md)"),
+    cl::value_desc("CASE.safetensors"), cl::Required, cl::sub(runCommand),
+    cl::cat(optgenCategory));
+cl::opt<std::string> outFile(
+    "out", cl::desc("Write param/<name> after the last step to FILE"),
+    cl::value_desc("FILE.safetensors"), cl::sub(runCommand),
+    cl::cat(optgenCategory));
+cl::opt<bool> interpret(
+    "interpret",
+    cl::desc("Step on the fp64 reference interpreter, not compiled code"),
+    cl::sub(runCommand), cl::cat(optgenCategory));
+cl::opt<int> repeat("repeat",
+                    cl::desc("Replay N times, each from the case's start, "
+                             "for timing"),
+                    cl::value_desc("N"), cl::init(1), cl::sub(runCommand),
+                    cl::cat(optgenCategory));
+cl::opt<std::string> reportFile(
+    "report",
+    cl::desc("Write a JSON report: steps, step_ms_median, target, and each "
+             "parameter's update error when the case has expect/<name>"),
+    cl::value_desc("FILE.json"), cl::sub(runCommand), cl::cat(optgenCategory));
+cl::opt<std::string> buildDir(
+    "build-dir",
+    cl::desc("Where to build the compiled runner (default: a directory under "
+             "the user's cache, one per generated code)"),
+    cl::value_desc("DIR"), cl::sub(runCommand), cl::cat(optgenCategory));
 
 cl::opt<bool> splitInputFile(
     "split-input-file",
@@ -131,10 +174,10 @@ LogicalResult prepareKernels(mlir::MLIRContext &context,
   return pm.run(module);
 }
 
-/// Emits the code of every optimizer in `module`: into the directory -o
-/// names, or to `os` with a header line per file.
-LogicalResult writeCode(mlir::ModuleOp module, SourceMgr &sourceMgr,
-                        unsigned specId, raw_ostream &os) {
+/// The generated files of the optimizer in `module`.
+LogicalResult emitFiles(mlir::ModuleOp module, SourceMgr &sourceMgr,
+                        unsigned specId,
+                        std::map<std::string, std::string> &files) {
   const MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(specId);
   CpuEmitOptions options;
   options.specName = sys::path::filename(buffer->getBufferIdentifier()).str();
@@ -145,33 +188,35 @@ LogicalResult writeCode(mlir::ModuleOp module, SourceMgr &sourceMgr,
     return rest.split('\n').first.str();
   };
   options.runtimeDir = OPTGEN_RUNTIME_DIR;
-  for (auto optimizer : module.getOps<OptimizerOp>()) {
-    std::map<std::string, std::string> files;
+  for (auto optimizer : module.getOps<OptimizerOp>())
     if (failed(emitCpu(optimizer, options, files)))
       return failure();
-    if (outputFile == "-") {
-      for (const auto &[name, text] : files)
-        os << "// ----- " << name << "\n" << text;
+  return success();
+}
+
+/// Writes `files` into `dir`, leaving files whose contents are unchanged
+/// alone (so that rebuilds stay incremental).
+LogicalResult writeFiles(StringRef dir,
+                         const std::map<std::string, std::string> &files) {
+  if (std::error_code error = sys::fs::create_directories(dir)) {
+    WithColor::error(errs(), "optgen")
+        << "cannot create '" << dir << "': " << error.message() << "\n";
+    return failure();
+  }
+  for (const auto &[name, text] : files) {
+    SmallString<256> path(dir);
+    sys::path::append(path, name);
+    if (auto existing = MemoryBuffer::getFile(path);
+        existing && (*existing)->getBuffer() == text)
       continue;
-    }
-    if (std::error_code error = sys::fs::create_directories(outputFile)) {
+    std::error_code error;
+    raw_fd_ostream file(path, error);
+    if (error) {
       WithColor::error(errs(), "optgen")
-          << "cannot create '" << outputFile << "': " << error.message()
-          << "\n";
+          << "cannot write '" << path << "': " << error.message() << "\n";
       return failure();
     }
-    for (const auto &[name, text] : files) {
-      SmallString<256> path(outputFile);
-      sys::path::append(path, name);
-      std::error_code error;
-      raw_fd_ostream file(path, error);
-      if (error) {
-        WithColor::error(errs(), "optgen")
-            << "cannot write '" << path << "': " << error.message() << "\n";
-        return failure();
-      }
-      file << text;
-    }
+    file << text;
   }
   return success();
 }
@@ -245,7 +290,14 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
     WithColor::error(errs(), "optgen") << "--emit=code needs --target\n";
     return finish(failure());
   }
-  return finish(writeCode(*module, sourceMgr, specId, os));
+  std::map<std::string, std::string> files;
+  if (failed(emitFiles(*module, sourceMgr, specId, files)))
+    return finish(failure());
+  if (outputFile != "-")
+    return finish(writeFiles(outputFile, files));
+  for (const auto &[name, text] : files)
+    os << "// ----- " << name << "\n" << text;
+  return finish(success());
 }
 
 int compile() {
@@ -275,6 +327,127 @@ int compile() {
   return 0;
 }
 
+/// Runs `program` with `args`, its output to `log` when given; returns its
+/// exit code, or -1 after reporting why it could not run.
+int execute(StringRef program, ArrayRef<std::string> args,
+            std::optional<StringRef> log = std::nullopt) {
+  ErrorOr<std::string> path = sys::findProgramByName(program);
+  if (!path) {
+    WithColor::error(errs(), "optgen")
+        << "'" << program << "' is not on PATH; --target=cpu builds with it\n";
+    return -1;
+  }
+  SmallVector<StringRef> argv{*path};
+  for (const std::string &arg : args)
+    argv.push_back(arg);
+  std::optional<StringRef> redirects[] = {std::nullopt, log, log};
+  std::string message;
+  int code = sys::ExecuteAndWait(*path, argv, std::nullopt,
+                                 log ? ArrayRef(redirects)
+                                     : ArrayRef<std::optional<StringRef>>(),
+                                 0, 0, &message);
+  if (code < 0)
+    WithColor::error(errs(), "optgen")
+        << "cannot run " << program << ": " << message << "\n";
+  return code;
+}
+
+/// Builds (or reuses) the runner of the generated `files` and returns the
+/// path of its executable, or an empty string after reporting a failure.
+std::string buildRunner(const std::map<std::string, std::string> &files) {
+  std::string runner;
+  for (const auto &[name, text] : files)
+    if (StringRef(name).ends_with("_runner.cpp"))
+      runner = StringRef(name).drop_back(4).str();
+  SmallString<256> dir(buildDir);
+  if (dir.empty()) {
+    uint64_t hash = 0;
+    for (const auto &[name, text] : files)
+      hash = xxh3_64bits(StringRef(name + text)) ^ (hash * 31);
+    if (!sys::path::cache_directory(dir))
+      dir = sys::path::parent_path(OPTGEN_RUNTIME_DIR);
+    sys::path::append(dir, "optgen", runner + "-" + utohexstr(hash));
+  }
+  SmallString<256> src(dir), build(dir), log(dir), cache(dir);
+  sys::path::append(src, "src");
+  sys::path::append(build, "build");
+  sys::path::append(log, "build.log");
+  sys::path::append(cache, "build", "CMakeCache.txt");
+  if (failed(writeFiles(src, files)))
+    return "";
+  if (!sys::fs::exists(cache) &&
+      execute("cmake", {"-S", src.str().str(), "-B", build.str().str(),
+                        "-DCMAKE_BUILD_TYPE=Release",
+                        "-DOPTGEN_BUILD_RUNNER=ON"},
+              log.str()) != 0) {
+    WithColor::error(errs(), "optgen")
+        << "configuring the generated code failed; see " << log << "\n";
+    return "";
+  }
+  if (execute("cmake", {"--build", build.str().str(), "--target", runner},
+              log.str()) != 0) {
+    WithColor::error(errs(), "optgen")
+        << "building the generated code failed; see " << log << "\n";
+    return "";
+  }
+  SmallString<256> executable(build);
+  sys::path::append(executable, runner);
+  return executable.str().str();
+}
+
+int runCase() {
+  std::string message;
+  std::unique_ptr<MemoryBuffer> input = mlir::openInputFile(specFile, &message);
+  if (!input) {
+    WithColor::error(errs(), "optgen") << message << "\n";
+    return 1;
+  }
+  mlir::MLIRContext context;
+  context.getOrLoadDialect<OptgenDialect>();
+  SourceMgr sourceMgr;
+  unsigned specId = sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  auto onSyntaxError = [&](SMLoc at, const Twine &text) {
+    unsigned id = sourceMgr.FindBufferContainingLoc(at);
+    auto [line, col] = sourceMgr.getLineAndColumn(at, id);
+    mlir::emitError(mlir::FileLineColLoc::get(
+        &context, sourceMgr.getMemoryBuffer(id)->getBufferIdentifier(), line,
+        col))
+        << text;
+  };
+  std::unique_ptr<ast::Module> spec =
+      parseSpec(sourceMgr, specId, onSyntaxError);
+  std::vector<std::unique_ptr<ast::Module>> defineModules;
+  std::vector<const ast::ConstDecl *> overrides;
+  if (!spec ||
+      failed(parseDefines(sourceMgr, defineModules, overrides, onSyntaxError)))
+    return 1;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlirGen(context, sourceMgr, *spec, overrides);
+  if (!module)
+    return 1;
+  auto optimizer = *module->getOps<OptimizerOp>().begin();
+  if (interpret)
+    return runCaseOnInterpreter(optimizer, caseFile, outFile, reportFile,
+                                repeat);
+
+  std::map<std::string, std::string> files;
+  if (failed(prepareKernels(context, *module)) ||
+      failed(emitFiles(*module, sourceMgr, specId, files)))
+    return 1;
+  std::string runner = buildRunner(files);
+  if (runner.empty())
+    return 1;
+  std::vector<std::string> args{"--case", caseFile, "--repeat",
+                                std::to_string(repeat)};
+  if (!outFile.empty())
+    args.insert(args.end(), {"--out", outFile});
+  if (!reportFile.empty())
+    args.insert(args.end(), {"--report", reportFile});
+  int code = execute(runner, args);
+  return code < 0 ? 1 : code;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -284,10 +457,15 @@ int main(int argc, char **argv) {
       argc, argv,
       "optgen: a compiler for optimizer steps\n\n"
       "  optgen compile SPEC [--emit=ast|mlir|kernels] [-o FILE] [-D NAME=VALUE]\n"
-      "  optgen compile SPEC --target=cpu -o DIR\n\n"
-      "Run 'optgen compile --help' for the options of a command.\n");
+      "  optgen compile SPEC --target=cpu -o DIR\n"
+      "  optgen run SPEC --case CASE.safetensors [--out OUT.safetensors]\n"
+      "             [--interpret | --target=cpu] [--repeat R] [--report R.json]\n\n"
+      "Run 'optgen compile --help' or 'optgen run --help' for the options of "
+      "a command.\n");
   if (compileCommand)
     return compile();
+  if (runCommand)
+    return runCase();
   errs() << "optgen: no command given; run 'optgen --help'\n";
   return 1;
 }

@@ -1,0 +1,37 @@
+# optgen_generate(TARGET SPEC [DEFINES NAME=VALUE...] [RUNNER])
+#
+# Compiles SPEC with optgen (at build time) into a static library TARGET,
+# linking optgen's runtime; with RUNNER also the executable TARGET_runner
+# that replays case files. The optimizer's class is
+# optgen_generated::<the spec's optimizer name>, declared in <name>.h.
+function(optgen_generate target spec)
+  cmake_parse_arguments(ARG "RUNNER" "" "DEFINES" ${ARGN})
+  get_filename_component(spec "${spec}" ABSOLUTE)
+  # The optimizer's name decides the file names: read it from the spec.
+  file(STRINGS "${spec}" header REGEX "^[ \t]*optimizer[ \t]+[A-Za-z_][A-Za-z0-9_]*")
+  list(GET header 0 header)
+  string(REGEX REPLACE "^[ \t]*optimizer[ \t]+([A-Za-z_][A-Za-z0-9_]*).*" "\\1" name "${header}")
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/${target}")
+  set(defines)
+  foreach(define ${ARG_DEFINES})
+    list(APPEND defines -D "${define}")
+  endforeach()
+  add_custom_command(
+    OUTPUT "${dir}/${name}.h" "${dir}/${name}.cpp" "${dir}/${name}_runner.cpp"
+    COMMAND optgen compile "${spec}" ${defines} --target=cpu -o "${dir}"
+    DEPENDS optgen "${spec}"
+    COMMENT "optgen: compiling ${spec} for the CPU"
+    VERBATIM)
+  add_library(${target} STATIC "${dir}/${name}.cpp")
+  target_include_directories(${target} PUBLIC "${dir}")
+  target_link_libraries(${target} PUBLIC optgen_runtime)
+  # As the generated CMakeLists.txt builds it.
+  target_compile_options(${target} PRIVATE -O3 -fno-math-errno -ffp-contract=off -Wall -Wextra)
+  if(OpenMP_CXX_FOUND)
+    target_link_libraries(${target} PRIVATE OpenMP::OpenMP_CXX)
+  endif()
+  if(ARG_RUNNER)
+    add_executable(${target}_runner "${dir}/${name}_runner.cpp")
+    target_link_libraries(${target}_runner PRIVATE ${target})
+  endif()
+endfunction()

@@ -1,0 +1,164 @@
+//===- InterpreterStepper.cpp - Case replay on the interpreter ------------===//
+
+#include "InterpreterStepper.h"
+
+#include "optgen/Interpreter/Interpreter.h"
+#include "optgen/runtime/CaseRunner.h"
+#include "optgen/runtime/Error.h"
+#include "optgen/runtime/Planner.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace optgen;
+using optgen::runtime::Error;
+
+namespace {
+
+class InterpreterStepper : public runtime::Stepper {
+public:
+  explicit InterpreterStepper(OptimizerOp optimizer) : optimizer(optimizer) {
+    for (GroupOp group : optimizer.getBlock().getOps<GroupOp>())
+      groups.push_back({group.getSymName().str(), rule(group.getRule().str()),
+                        group, interp::groupHypers(group)});
+  }
+
+  void addGroup(const std::string &name, const std::string &ruleName) override {
+    for (const Group &g : groups)
+      if (g.name == name)
+        throw Error("group '" + name + "' exists already");
+    groups.push_back({name, rule(ruleName), GroupOp(), {}});
+  }
+
+  void setHyper(const std::string &group, const std::string &name,
+                const std::vector<double> &values) override {
+    Group &g = find(group);
+    HyperOp hyper = g.rule.lookupHyper(name);
+    if (!hyper)
+      throw Error("rule '" + g.rule.getSymName().str() +
+                  "' has no hyperparameter '" + name + "'");
+    auto tuple = dyn_cast<TupleType>(hyper.getType());
+    size_t size = tuple ? tuple.size() : 1;
+    if (values.size() != size)
+      throw Error("hyperparameter '" + name + "' takes " +
+                  std::to_string(size) + " values, not " +
+                  std::to_string(values.size()));
+    if (tuple)
+      g.hypers[name] = values;
+    else if (hyper.getType().isInteger(64))
+      g.hypers[name] = static_cast<int64_t>(values[0]);
+    else
+      g.hypers[name] = values[0];
+  }
+
+  void addParameter(const std::string &name, runtime::TensorView param,
+                    runtime::TensorView grad,
+                    const std::string &group) override {
+    if (!group.empty())
+      (void)find(group);
+    params.push_back({name, param, grad, group, {}});
+  }
+
+  void finalize() override {
+    std::vector<runtime::ParamDesc> descs;
+    for (const Param &p : params)
+      descs.push_back({p.name, p.param.shape, p.group});
+    std::vector<runtime::GroupDesc> descGroups;
+    for (Group &g : groups) {
+      runtime::GroupDesc desc;
+      desc.name = g.name;
+      desc.rule = g.rule.getSymName().str();
+      auto type = cast<SymbolicTensorType>(g.rule.getParam().getType());
+      desc.rank = type.getAnyRank() ? -1 : static_cast<int>(type.getRank());
+      if (g.op) {
+        for (Attribute pattern : g.op.getPatterns())
+          desc.patterns.push_back(cast<StringAttr>(pattern).str());
+        if (!g.op.getPredicate().empty()) {
+          GroupOp op = g.op;
+          desc.where = [op](const std::vector<int64_t> &shape) mutable {
+            FailureOr<bool> accepted = interp::evaluateWhere(op, shape);
+            if (failed(accepted))
+              throw Error("the 'where' of group '" + op.getSymName().str() +
+                          "' failed");
+            return *accepted;
+          };
+        }
+      }
+      descGroups.push_back(std::move(desc));
+    }
+    plan = runtime::planStep(descs, descGroups);
+    for (size_t i = 0; i < params.size(); ++i) {
+      params[i].state.shape = params[i].param.shape;
+      params[i].state.param = runtime::toDoubleVector(params[i].param);
+    }
+  }
+
+  void step() override {
+    for (const runtime::Bucket &bucket : plan.buckets) {
+      Group &g = groups[bucket.group];
+      for (size_t index : bucket.params) {
+        Param &p = params[index];
+        std::vector<double> grad = runtime::toDoubleVector(p.grad);
+        if (failed(interp::stepRule(g.rule, p.state, grad, g.hypers)))
+          throw Error("the interpreter failed on parameter '" + p.name +
+                      "' (rule '" + g.rule.getSymName().str() + "')");
+        for (size_t k = 0; k < p.state.param.size(); ++k)
+          runtime::writeDouble(p.param, static_cast<int64_t>(k),
+                               p.state.param[k]);
+      }
+    }
+  }
+
+private:
+  struct Group {
+    std::string name;
+    RuleOp rule;
+    GroupOp op; ///< null for groups a case adds
+    interp::HyperMap hypers;
+  };
+  struct Param {
+    std::string name;
+    runtime::TensorView param, grad;
+    std::string group;
+    interp::ParamState state;
+  };
+
+  RuleOp rule(const std::string &name) {
+    for (RuleOp r : optimizer.getBlock().getOps<RuleOp>())
+      if (r.getSymName() == name)
+        return r;
+    throw Error("optimizer '" + optimizer.getSymName().str() +
+                "' has no rule '" + name + "'");
+  }
+  Group &find(const std::string &name) {
+    for (Group &g : groups)
+      if (g.name == name)
+        return g;
+    throw Error("no group '" + name + "'");
+  }
+
+  OptimizerOp optimizer;
+  std::vector<Group> groups;
+  std::vector<Param> params;
+  runtime::Plan plan;
+};
+
+} // namespace
+
+int optgen::runCaseOnInterpreter(OptimizerOp optimizer,
+                                 const std::string &casePath,
+                                 const std::string &outPath,
+                                 const std::string &reportPath, int repeat) {
+  runtime::CaseOptions options;
+  options.casePath = casePath;
+  options.outPath = outPath;
+  options.reportPath = reportPath;
+  options.target = "interpreter";
+  options.repeat = repeat;
+  return runtime::runCase(
+      [&] {
+        return std::unique_ptr<runtime::Stepper>(
+            std::make_unique<InterpreterStepper>(optimizer));
+      },
+      options);
+}

@@ -1,0 +1,26 @@
+//===- InterpreterStepper.h - Case replay on the interpreter ----*- C++ -*-===//
+//
+// `optgen run --interpret`: the runtime's case runner stepping optgen's fp64
+// reference interpreter. Compiled with exceptions (the runtime's errors are
+// exceptions), unlike the rest of the driver.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_TOOLS_INTERPRETERSTEPPER_H
+#define OPTGEN_TOOLS_INTERPRETERSTEPPER_H
+
+#include "dialect/OptgenDialect.h"
+
+#include <string>
+
+namespace optgen {
+
+/// Replays the case at `casePath` on the interpreter of `optimizer`; see
+/// optgen::runtime::runCase. Returns the process exit code.
+int runCaseOnInterpreter(OptimizerOp optimizer, const std::string &casePath,
+                         const std::string &outPath,
+                         const std::string &reportPath, int repeat);
+
+} // namespace optgen
+
+#endif // OPTGEN_TOOLS_INTERPRETERSTEPPER_H
