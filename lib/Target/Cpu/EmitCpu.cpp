@@ -521,9 +521,23 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
       });
 }
 
-/// Whether a kernel may write its result into `candidate`'s memory: it is
-/// the parameter, a state or a temporary of this block, of the result's
-/// exact shape, and nothing reads it after the kernel.
+/// Whether `value` is what the rule's update stores into `storage` (the
+/// parameter or a state).
+static bool isFinalValueOf(Value value, Value storage, RuleOp rule) {
+  auto update = cast<UpdateOp>(rule.getBlock().getTerminator());
+  if (storage == rule.getParam())
+    return update.getParam() == value;
+  SmallVector<StateOp> states = getRuleStates(rule);
+  for (auto [state, final] : llvm::zip(states, update.getStates()))
+    if (state.getResult() == storage)
+      return final == value;
+  return false;
+}
+
+/// Whether a kernel may write its result into `candidate`'s memory: it is a
+/// temporary of this block, or the parameter's or a state's memory when the
+/// result is what the update stores there; it has the result's exact shape;
+/// and nothing reads it after the kernel.
 static bool mayOverwrite(Value candidate, Value result, KernelOp kernel,
                          RuleOp rule) {
   Block *block = kernel->getBlock();
@@ -535,14 +549,14 @@ static bool mayOverwrite(Value candidate, Value result, KernelOp kernel,
     return false;
   if (candidate == rule.getGrad())
     return false;
+  bool isStorage =
+      candidate == rule.getParam() || candidate.getDefiningOp<StateOp>();
   bool writable =
-      candidate == rule.getParam()
-          ? block == &rule.getBlock()
-          : (candidate.getParentBlock() == block &&
-             (candidate.getDefiningOp<StateOp>() ||
-              candidate.getDefiningOp<KernelOp>() ||
-              candidate.getDefiningOp<MatmulOp>() ||
-              isa<BlockArgument>(candidate)));
+      isStorage ? isFinalValueOf(result, candidate, rule)
+                : (candidate.getParentBlock() == block &&
+                   (candidate.getDefiningOp<KernelOp>() ||
+                    candidate.getDefiningOp<MatmulOp>() ||
+                    isa<BlockArgument>(candidate)));
   if (!writable)
     return false;
   for (Operation *user : candidate.getUsers()) {
@@ -712,6 +726,7 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     return scalar(v);
   };
   unsigned counter = 0;
+  SmallVector<std::string> stores;
   for (Operation &op : body) {
     if (isa<YieldOp>(op))
       continue;
@@ -756,9 +771,13 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
       std::string stored = getElementTypeOrSelf(result.getType()).isInteger(1)
                                ? "(" + name + " ? 1.0f : 0.0f)"
                                : name;
-      line() << out->second << ".data[" << index << "] = " << stored << ";\n";
+      stores.push_back(out->second + ".data[" + index + "] = " + stored + ";");
     }
   }
+  // Stores last: a result written in place must not clobber an input
+  // element that a later op of this iteration still reads.
+  for (const std::string &store : stores)
+    line() << store << "\n";
   --indent;
   line() << "}\n";
   if (!flat) {

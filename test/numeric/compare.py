@@ -1,0 +1,61 @@
+"""Compares the compiled optimizer with the reference interpreter on a case.
+
+compare.py --case CASE --tolerance TOL --runner RUNNER --optgen OPTGEN
+           --spec SPEC [-D NAME=VALUE ...]
+
+Replays the case on both (the runner: the generated code; optgen run
+--interpret: the fp64 interpreter) and checks, per parameter, the update
+error rel = |(a - p0) - (b - p0)| / |b - p0| < TOL. Prints one line per
+parameter and `N passed, M failed`."""
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import safetensors_io
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--case", required=True)
+    parser.add_argument("--tolerance", type=float, required=True)
+    parser.add_argument("--runner", required=True)
+    parser.add_argument("--optgen", required=True)
+    parser.add_argument("--spec", required=True)
+    parser.add_argument("-D", action="append", default=[])
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        compiled = os.path.join(tmp, "compiled.safetensors")
+        reference = os.path.join(tmp, "reference.safetensors")
+        subprocess.run([args.runner, "--case", args.case, "--out", compiled],
+                       check=True, stdout=subprocess.DEVNULL)
+        defines = [f"-D{d}" for d in args.D]
+        subprocess.run([args.optgen, "run", args.spec, *defines, "--interpret",
+                        "--case", args.case, "--out", reference],
+                       check=True, stdout=subprocess.DEVNULL)
+        initial, _ = safetensors_io.read(args.case)
+        got, _ = safetensors_io.read(compiled)
+        want, _ = safetensors_io.read(reference)
+
+    passed = failed = 0
+    for name in sorted(got):
+        shape, a = got[name]
+        _, b = want[name]
+        _, p0 = initial[name]
+        diff = sum(((x - p) - (y - p)) ** 2 for x, y, p in zip(a, b, p0))
+        ref = sum((y - p) ** 2 for y, p in zip(b, p0))
+        rel = math.sqrt(diff / ref) if ref > 0 else math.sqrt(diff)
+        ok = rel < args.tolerance and all(math.isfinite(x) for x in a)
+        passed += ok
+        failed += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name:40s} {str(shape):14s} rel {rel:.3e}")
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed or not passed else 0)
+
+
+if __name__ == "__main__":
+    main()
