@@ -108,8 +108,12 @@ public:
     std::string name = legalIdentifier(base);
     if (used.insert(name).second)
       return name;
+    // `int_` + `_1` would be reserved (a double underscore): join on one.
+    std::string stem = name;
+    while (stem.size() > 1 && stem.back() == '_')
+      stem.pop_back();
     for (unsigned n = 1;; ++n) {
-      std::string candidate = name + "_" + std::to_string(n);
+      std::string candidate = stem + "_" + std::to_string(n);
       if (used.insert(candidate).second)
         return candidate;
     }
@@ -701,16 +705,16 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
 
   bool parallel = reductions.empty() || flat;
   if (flat) {
-    line() << "#pragma omp parallel for if (" << R << " * " << C << " >= 65536)";
+    line() << "OPTGEN_PARALLEL_FOR(if (" << R << " * " << C << " >= 65536)";
     for (const Reduction &r : reductions)
       os << " reduction(" << (r.op.getKind() == ReduceKind::max ? "max" : "+")
          << " : " << r.acc << ")";
-    os << "\n";
+    os << ")\n";
     line() << "for (int64_t k = 0; k < " << R << " * " << C << "; ++k) {\n";
   } else {
     if (parallel)
-      line() << "#pragma omp parallel for if (" << R << " * " << C
-             << " >= 65536)\n";
+      line() << "OPTGEN_PARALLEL_FOR(if (" << R << " * " << C
+             << " >= 65536))\n";
     line() << "for (int64_t i = 0; i < " << R << "; ++i) {\n";
     ++indent;
     line() << "for (int64_t j = 0; j < " << C << "; ++j) {\n";

@@ -16,6 +16,16 @@
 #include <cstdint>
 #include <limits>
 
+/// Generated loops are parallel when built with OpenMP, and plain loops
+/// (without unknown-pragma warnings) when not:
+///   OPTGEN_PARALLEL_FOR(if (n >= 65536) reduction(+ : sum))
+#define OPTGEN_PRAGMA(text) _Pragma(#text)
+#ifdef _OPENMP
+#define OPTGEN_PARALLEL_FOR(...) OPTGEN_PRAGMA(omp parallel for __VA_ARGS__)
+#else
+#define OPTGEN_PARALLEL_FOR(...)
+#endif
+
 namespace optgen::runtime {
 
 /// A row-major rows x cols block of floats. Tensors of bf16 or f16 hold
