@@ -1,11 +1,12 @@
-# optgen_generate(TARGET SPEC [DEFINES NAME=VALUE...] [RUNNER])
+# optgen_generate(TARGET SPEC [DEFINES NAME=VALUE...] [SHAPES FILE] [RUNNER])
 #
 # Compiles SPEC with optgen (at build time) into a static library TARGET,
-# linking optgen's runtime; with RUNNER also the executable TARGET_runner
-# that replays case files. The optimizer's class is
+# linking optgen's runtime; with SHAPES, for the parameters that file's
+# header describes (the plan fixed in the code); with RUNNER also the
+# executable TARGET_runner that replays case files. The optimizer's class is
 # optgen_generated::<the spec's optimizer name>, declared in <name>.h.
 function(optgen_generate target spec)
-  cmake_parse_arguments(ARG "RUNNER" "" "DEFINES" ${ARGN})
+  cmake_parse_arguments(ARG "RUNNER" "SHAPES" "DEFINES" ${ARGN})
   get_filename_component(spec "${spec}" ABSOLUTE)
   # The optimizer's name decides the file names: read it from the spec.
   file(STRINGS "${spec}" header REGEX "^[ \t]*optimizer[ \t]+[A-Za-z_][A-Za-z0-9_]*")
@@ -16,10 +17,14 @@ function(optgen_generate target spec)
   foreach(define ${ARG_DEFINES})
     list(APPEND defines -D "${define}")
   endforeach()
+  set(shapes)
+  if(ARG_SHAPES)
+    set(shapes --shapes "${ARG_SHAPES}")
+  endif()
   add_custom_command(
     OUTPUT "${dir}/${name}.h" "${dir}/${name}.cpp" "${dir}/${name}_runner.cpp"
-    COMMAND optgen compile "${spec}" ${defines} --target=cpu -o "${dir}"
-    DEPENDS optgen "${spec}"
+    COMMAND optgen compile "${spec}" ${defines} ${shapes} --target=cpu -o "${dir}"
+    DEPENDS optgen "${spec}" ${ARG_SHAPES}
     COMMENT "optgen: compiling ${spec} for the CPU"
     VERBATIM)
   add_library(${target} STATIC "${dir}/${name}.cpp")

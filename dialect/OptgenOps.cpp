@@ -28,9 +28,10 @@ static std::optional<int64_t> getConstantAxis(Value axis) {
 LogicalResult OptimizerOp::verify() {
   Operation *firstDistribute = nullptr;
   for (Operation &op : getBlock()) {
-    if (!isa<RuleOp, GroupOp, DistributeOp>(op))
-      return op.emitOpError("cannot appear in an optimizer; only rules, groups "
-                            "and one distribute do");
+    if (!isa<RuleOp, GroupOp, DistributeOp, ParamOp, BucketOp>(op))
+      return op.emitOpError("cannot appear in an optimizer; only rules, "
+                            "groups, parameters, buckets and one distribute "
+                            "do");
     if (!isa<DistributeOp>(op))
       continue;
     if (firstDistribute)
@@ -200,6 +201,42 @@ void GroupOp::getAsmBlockArgumentNames(Region &region,
                                        OpAsmSetValueNameFn setNameFn) {
   for (BlockArgument arg : region.getArguments())
     setNameFn(arg, "param");
+}
+
+/// The group `symbol` names, or an error on `op`.
+static FailureOr<GroupOp> lookupGroup(Operation *op, FlatSymbolRefAttr symbol,
+                                      SymbolTableCollection &symbolTable) {
+  auto group = symbolTable.lookupNearestSymbolFrom<GroupOp>(op, symbol);
+  if (!group)
+    return op->emitOpError("names '")
+           << symbol.getValue() << "', which is not a group";
+  return group;
+}
+
+LogicalResult ParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (!getGroupAttr())
+    return success();
+  FailureOr<GroupOp> group = lookupGroup(*this, getGroupAttr(), symbolTable);
+  if (failed(group))
+    return failure();
+  auto rule = symbolTable.lookupNearestSymbolFrom<RuleOp>(*group,
+                                                          group->getRuleAttr());
+  auto type = cast<SymbolicTensorType>(rule.getParam().getType());
+  if (type.isRanked() &&
+      type.getRank() != static_cast<int64_t>(getShape().size()))
+    return emitOpError("of rank ")
+           << getShape().size() << " is bound to group '"
+           << group->getSymName() << "', whose rule takes rank "
+           << type.getRank();
+  return success();
+}
+
+LogicalResult BucketOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (failed(lookupGroup(*this, getGroupAttr(), symbolTable)))
+    return failure();
+  if (getParams().empty())
+    return emitOpError("holds no parameter");
+  return success();
 }
 
 LogicalResult DistributeOp::verify() {

@@ -599,6 +599,47 @@ def Optgen_ForTableOp : Optgen_Op<"for_table", [
 }
 
 //===----------------------------------------------------------------------===//
+// The plan: parameters known at compile time
+//===----------------------------------------------------------------------===//
+
+def Optgen_ParamOp : Optgen_Op<"param", [HasParent<"OptimizerOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "a parameter of the model, known at compile time";
+  let description = [{
+    A parameter whose name and shape are known when the spec is compiled
+    (`optgen compile --shapes model.safetensors`), so that the plan is fixed
+    in the generated code. `optgen-bind-params` sets `group` to the group it
+    belongs to.
+
+    Example:
+    ```mlir
+    optgen.param "transformer.h.0.attn.c_q.weight" [768, 768] -> @matrices
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, DenseI64ArrayAttr:$shape,
+                       OptionalAttr<FlatSymbolRefAttr>:$group);
+  let assemblyFormat = "$name $shape (`->` $group^)? attr-dict";
+}
+
+def Optgen_BucketOp : Optgen_Op<"bucket", [HasParent<"OptimizerOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "same-shape parameters of a group, stepped together";
+  let description = [{
+    The parameters of one group that share a shape, in registration order:
+    the unit a step runs (a K x m x n stack for a matrix rule). Made by
+    `optgen-bucket` from bound parameters.
+
+    Example:
+    ```mlir
+    optgen.bucket @matrices [768, 768] ["transformer.h.0.attn.c_q.weight", "transformer.h.0.attn.c_k.weight"]
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$group, DenseI64ArrayAttr:$shape,
+                       StrArrayAttr:$params);
+  let assemblyFormat = "$group $shape $params attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
 

@@ -20,4 +20,27 @@ def FuseKernels : Pass<"optgen-fuse-kernels", "optgen::RuleOp"> {
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
+def BindParams : Pass<"optgen-bind-params", "optgen::OptimizerOp"> {
+  let summary = "Bind each known parameter to its group";
+  let description = [{
+    For parameters known at compile time (`optgen.param`, from `optgen
+    compile --shapes`), runs the planner the runtime runs, so both bind
+    alike: a parameter belongs to the first group one of whose patterns
+    matches its name and whose `where` accepts its shape. A parameter no
+    group matches, or matched by a group whose rule takes another rank, is
+    an error naming it.
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
+def Bucket : Pass<"optgen-bucket", "optgen::OptimizerOp"> {
+  let summary = "Bucket the same-shape parameters of each group";
+  let description = [{
+    Groups the bound parameters of each group by shape into `optgen.bucket`
+    ops, the units a step runs (the planner's buckets): a group may hold any
+    mix of shapes, and each shape is stepped together.
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
 #endif // OPTGEN_PASSES_TD

@@ -173,9 +173,36 @@ void Optimizer::addGroup(const std::string &name, const std::string &rule) {
   hypers_.push_back(std::move(values));
 }
 
+void Optimizer::applyPlannedGroups() {
+  for (Param &p : params_) {
+    auto planned = std::find_if(
+        spec_.plannedParams.begin(), spec_.plannedParams.end(),
+        [&](const PlannedParam &q) { return q.name == p.name; });
+    if (planned == spec_.plannedParams.end())
+      throw Error("parameter '" + p.name +
+                  "' is not one of the parameters optimizer '" + spec_.name +
+                  "' was compiled for (optgen compile --shapes)");
+    if (planned->shape != p.param.shape)
+      throw Error("parameter '" + p.name + "' is " +
+                  formatShape(p.param.shape) + ", but optimizer '" +
+                  spec_.name + "' was compiled for " +
+                  formatShape(planned->shape));
+    if (p.group.empty())
+      p.group = spec_.groups[planned->group].name;
+  }
+  for (const PlannedParam &planned : spec_.plannedParams)
+    if (std::none_of(params_.begin(), params_.end(),
+                     [&](const Param &p) { return p.name == planned.name; }))
+      throw Error("parameter '" + std::string(planned.name) + "', which "
+                  "optimizer '" + spec_.name +
+                  "' was compiled for, was not registered");
+}
+
 void Optimizer::finalize() {
   if (finalized_)
     throw Error("finalize() is called once");
+  if (!spec_.plannedParams.empty())
+    applyPlannedGroups();
   std::vector<ParamDesc> descs;
   for (const Param &p : params_)
     descs.push_back({p.name, p.param.shape, p.group});

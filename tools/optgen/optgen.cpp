@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "InterpreterStepper.h"
+#include "ShapesFile.h"
 
 #include "dialect/OptgenDialect.h"
 #include "optgen/Frontend/MLIRGen.h"
@@ -57,13 +58,16 @@ cl::opt<std::string> outputFile(
     cl::value_desc("FILE"), cl::init("-"), cl::sub(compileCommand),
     cl::cat(optgenCategory));
 
-enum class Stage { AST, MLIR, Kernels, Code };
+enum class Stage { AST, MLIR, Planned, Kernels, Code };
 cl::opt<Stage> emit(
     "emit", cl::desc("What to print:"), cl::init(Stage::MLIR),
     cl::values(
         clEnumValN(Stage::AST, "ast", "the syntax tree of the spec"),
         clEnumValN(Stage::MLIR, "mlir",
                    "the spec in the optgen dialect (the default)"),
+        clEnumValN(Stage::Planned, "planned",
+                   "with --shapes: the parameters bound to groups and "
+                   "bucketed by shape"),
         clEnumValN(Stage::Kernels, "kernels",
                    "the rules with their math fused into kernels"),
         clEnumValN(Stage::Code, "code",
@@ -117,6 +121,14 @@ cl::opt<std::string> buildDir(
              "the user's cache, one per generated code)"),
     cl::value_desc("DIR"), cl::sub(runCommand), cl::cat(optgenCategory));
 
+cl::opt<std::string> shapesFile(
+    "shapes",
+    cl::desc("Read the model's parameter names and shapes from FILE's "
+             "header (a model, or a case's param/<name> tensors) so that the "
+             "plan is fixed in the generated code"),
+    cl::value_desc("FILE.safetensors"), cl::sub(compileCommand),
+    cl::cat(optgenCategory));
+
 cl::opt<bool> splitInputFile(
     "split-input-file",
     cl::desc("Treat each part of the spec between '// -----' lines as a "
@@ -160,6 +172,33 @@ LogicalResult parseDefines(SourceMgr &sourceMgr,
     parsed.push_back(std::move(module));
   }
   return success();
+}
+
+/// Adds the parameters of --shapes to the optimizer and plans them.
+LogicalResult planShapes(mlir::MLIRContext &context, mlir::ModuleOp module) {
+  std::vector<NamedShape> shapes;
+  std::string error;
+  if (!readShapes(shapesFile, shapes, error)) {
+    WithColor::error(errs(), "optgen") << error << "\n";
+    return failure();
+  }
+  mlir::OpBuilder builder(&context);
+  for (auto optimizer : module.getOps<OptimizerOp>()) {
+    builder.setInsertionPointToEnd(&optimizer.getBlock());
+    for (DistributeOp distribute : optimizer.getBlock().getOps<DistributeOp>())
+      builder.setInsertionPoint(distribute);
+    for (const auto &[name, shape] : shapes)
+      builder.create<ParamOp>(
+          mlir::NameLoc::get(builder.getStringAttr(name),
+                             mlir::FileLineColLoc::get(&context, shapesFile,
+                                                       0, 0)),
+          name, shape, mlir::FlatSymbolRefAttr());
+  }
+  mlir::PassManager pm(&context);
+  mlir::OpPassManager &optimizers = pm.nest<OptimizerOp>();
+  optimizers.addPass(createBindParams());
+  optimizers.addPass(createBucket());
+  return pm.run(module);
 }
 
 /// The passes that prepare each rule for the emitters.
@@ -226,6 +265,8 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
                             raw_ostream &os) {
   mlir::MLIRContext context;
   context.getOrLoadDialect<OptgenDialect>();
+  // Errors point at the spec; a dump of the IR would bury them.
+  context.printOpOnDiagnostic(false);
   SourceMgr sourceMgr;
   unsigned specId = sourceMgr.AddNewSourceBuffer(std::move(buffer), SMLoc());
 
@@ -276,6 +317,16 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
   if (!module)
     return finish(failure());
   if (emit == Stage::MLIR) {
+    module->print(os);
+    return finish(success());
+  }
+  if (!shapesFile.empty() && failed(planShapes(context, *module)))
+    return finish(failure());
+  if (emit == Stage::Planned) {
+    if (shapesFile.empty()) {
+      WithColor::error(errs(), "optgen") << "--emit=planned needs --shapes\n";
+      return finish(failure());
+    }
     module->print(os);
     return finish(success());
   }

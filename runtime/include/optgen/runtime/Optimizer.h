@@ -68,6 +68,14 @@ struct GroupSpec {
   std::vector<std::pair<const char *, std::vector<double>>> settings;
 };
 
+/// A parameter the optimizer was compiled for (`optgen compile --shapes`):
+/// its group is fixed in the generated code.
+struct PlannedParam {
+  const char *name;
+  std::vector<int64_t> shape;
+  int group;
+};
+
 enum class Distribution { None, Zero2 };
 
 struct OptimizerSpec {
@@ -76,6 +84,9 @@ struct OptimizerSpec {
   std::vector<GroupSpec> groups;
   Distribution distribution;
   int64_t smallNumel;
+  /// Empty unless compiled with --shapes: then exactly these parameters
+  /// must be registered, and they keep these groups.
+  std::vector<PlannedParam> plannedParams = {};
 };
 
 class Optimizer {
@@ -140,6 +151,9 @@ private:
     int64_t steps = 0;
   };
 
+  /// Checks the registered parameters against spec().plannedParams and
+  /// binds them to their planned groups.
+  void applyPlannedGroups();
   size_t groupIndex(const std::string &name) const;
   size_t paramIndex(const std::string &name) const;
   size_t hyperIndex(size_t group, const std::string &name,

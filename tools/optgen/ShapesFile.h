@@ -1,0 +1,29 @@
+//===- ShapesFile.h - Parameter names and shapes from a file ----*- C++ -*-===//
+//
+// `optgen compile --shapes FILE.safetensors` reads the names and shapes of a
+// model's parameters from a safetensors header (or the param/<name>
+// tensors of a case file). Compiled with exceptions, as the runtime's
+// reader reports errors by throwing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_TOOLS_SHAPESFILE_H
+#define OPTGEN_TOOLS_SHAPESFILE_H
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace optgen {
+
+using NamedShape = std::pair<std::string, std::vector<int64_t>>;
+
+/// The parameters described by `path`, in the file's order; false with
+/// `error` set when the file cannot be read.
+bool readShapes(const std::string &path, std::vector<NamedShape> &shapes,
+                std::string &error);
+
+} // namespace optgen
+
+#endif // OPTGEN_TOOLS_SHAPESFILE_H
