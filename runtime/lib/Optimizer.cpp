@@ -138,8 +138,18 @@ void Optimizer::setHyper(const std::string &group, const std::string &name,
   unset_.erase(group + "/" + name);
 }
 
-std::vector<double> Optimizer::hyper(const std::string &group,
-                                     const std::string &name) const {
+double Optimizer::hyper(const std::string &group,
+                        const std::string &name) const {
+  std::vector<double> values = hyperValues(group, name);
+  if (values.size() != 1)
+    throw Error("hyperparameter '" + name + "' of group '" + group +
+                "' is a tuple of " + std::to_string(values.size()) +
+                "; read it with hyperValues()");
+  return values[0];
+}
+
+std::vector<double> Optimizer::hyperValues(const std::string &group,
+                                           const std::string &name) const {
   size_t g = groupIndex(group), offset = 0;
   const HyperSpec &hyper =
       spec_.rules[spec_.groups[g].rule].hypers[hyperIndex(g, name, &offset)];
@@ -310,12 +320,23 @@ int64_t Optimizer::stateBytes() const {
   return bytes;
 }
 
-const std::string &Optimizer::groupOf(const std::string &param) const {
+std::string Optimizer::groupOf(const std::string &param) const {
   if (!finalized_)
     throw Error("groupOf() before finalize()");
-  static thread_local std::string name;
-  name = spec_.groups[plan_.groupOf[paramIndex(param)]].name;
-  return name;
+  return spec_.groups[plan_.groupOf[paramIndex(param)]].name;
+}
+
+std::string Optimizer::describePlan() const {
+  if (!finalized_)
+    throw Error("describePlan() before finalize()");
+  std::vector<ParamDesc> params;
+  for (const Param &p : params_)
+    params.push_back({p.name, p.param.shape, p.group});
+  std::vector<GroupDesc> groups;
+  for (const GroupSpec &group : spec_.groups)
+    groups.push_back({group.name, spec_.rules[group.rule].name, {},
+                      spec_.rules[group.rule].rank, nullptr});
+  return optgen::runtime::describePlan(plan_, params, groups);
 }
 
 void Optimizer::saveState(const std::string &path) const {

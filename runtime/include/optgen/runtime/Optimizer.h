@@ -97,8 +97,10 @@ public:
   Optimizer &operator=(const Optimizer &) = delete;
 
   /// Registers a parameter and its gradient (the same shape and dtype, F32
-  /// or BF16; both stay the caller's memory). Its group is the first whose
-  /// patterns and condition match its name and shape, chosen at finalize().
+  /// or BF16). Both stay the caller's memory and must not move while the
+  /// optimizer lives; step() reads the gradient as it is then (the
+  /// optimizer never zeroes it). The group is the first whose patterns and
+  /// condition match the name and shape, chosen at finalize().
   void addParameter(const std::string &name, TensorView param,
                     TensorView grad);
   /// Registers a parameter into the named group, whatever its name.
@@ -122,16 +124,20 @@ public:
                 double value);
   void setHyper(const std::string &group, const std::string &name,
                 const std::vector<double> &values);
-  /// A hyperparameter of a group (a tuple as its values).
-  std::vector<double> hyper(const std::string &group,
-                            const std::string &name) const;
+  /// A float or int hyperparameter of a group.
+  double hyper(const std::string &group, const std::string &name) const;
+  /// A hyperparameter's values (a tuple's elements; one for the others).
+  std::vector<double> hyperValues(const std::string &group,
+                                  const std::string &name) const;
 
   /// Steps taken by the named parameter.
   int64_t stepCount(const std::string &param) const;
   /// Bytes of optimizer state held.
   int64_t stateBytes() const;
   /// The group a parameter was bound to (after finalize()).
-  const std::string &groupOf(const std::string &param) const;
+  std::string groupOf(const std::string &param) const;
+  /// The plan as a table: per bucket its group, rule, shape and parameters.
+  std::string describePlan() const;
   const OptimizerSpec &spec() const { return spec_; }
   const Plan &plan() const { return plan_; }
 
