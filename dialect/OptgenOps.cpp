@@ -355,6 +355,48 @@ OpFoldResult NumelOp::fold(FoldAdaptor) {
 // Elementwise math
 //===----------------------------------------------------------------------===//
 
+/// Inferred and declared result types agree when they have the same element
+/// types and shapes that may be equal (`?` matches any size).
+static bool compatibleResults(TypeRange inferred, TypeRange actual) {
+  if (inferred.size() != actual.size())
+    return false;
+  for (auto [a, b] : llvm::zip(inferred, actual))
+    if (getElementTypeOrSelf(a) != getElementTypeOrSelf(b) ||
+        !areShapesCompatible(a, b))
+      return false;
+  return true;
+}
+
+#define OPTGEN_COMPATIBLE_RESULTS(OP)                                          \
+  bool OP::isCompatibleReturnTypes(TypeRange inferred, TypeRange actual) {     \
+    return compatibleResults(inferred, actual);                                \
+  }
+OPTGEN_COMPATIBLE_RESULTS(AddOp)
+OPTGEN_COMPATIBLE_RESULTS(SubOp)
+OPTGEN_COMPATIBLE_RESULTS(MulOp)
+OPTGEN_COMPATIBLE_RESULTS(DivOp)
+OPTGEN_COMPATIBLE_RESULTS(PowOp)
+OPTGEN_COMPATIBLE_RESULTS(MinOp)
+OPTGEN_COMPATIBLE_RESULTS(MaxOp)
+OPTGEN_COMPATIBLE_RESULTS(AndOp)
+OPTGEN_COMPATIBLE_RESULTS(OrOp)
+OPTGEN_COMPATIBLE_RESULTS(CmpOp)
+OPTGEN_COMPATIBLE_RESULTS(NegOp)
+OPTGEN_COMPATIBLE_RESULTS(NotOp)
+OPTGEN_COMPATIBLE_RESULTS(SqrtOp)
+OPTGEN_COMPATIBLE_RESULTS(RsqrtOp)
+OPTGEN_COMPATIBLE_RESULTS(AbsOp)
+OPTGEN_COMPATIBLE_RESULTS(SignOp)
+OPTGEN_COMPATIBLE_RESULTS(ExpOp)
+OPTGEN_COMPATIBLE_RESULTS(LogOp)
+OPTGEN_COMPATIBLE_RESULTS(LerpOp)
+OPTGEN_COMPATIBLE_RESULTS(ClampOp)
+OPTGEN_COMPATIBLE_RESULTS(SelectOp)
+OPTGEN_COMPATIBLE_RESULTS(ReduceOp)
+OPTGEN_COMPATIBLE_RESULTS(MatmulOp)
+OPTGEN_COMPATIBLE_RESULTS(TransposeOp)
+#undef OPTGEN_COMPATIBLE_RESULTS
+
 static LogicalResult inferInto(FailureOr<Type> type,
                                SmallVectorImpl<Type> &results) {
   if (failed(type))
@@ -405,6 +447,44 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
                                    adaptor.getOnTrue().getType(),
                                    adaptor.getOnFalse().getType()),
                    results);
+}
+
+/// The value of a scalar constant as a double, if it is one.
+static std::optional<double> constantNumber(Attribute attr) {
+  if (auto i = dyn_cast_or_null<IntegerAttr>(attr))
+    return static_cast<double>(i.getType().isInteger(1) ? i.getValue().getZExtValue()
+                                                        : i.getInt());
+  if (auto f = dyn_cast_or_null<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  return std::nullopt;
+}
+
+OpFoldResult CmpOp::fold(FoldAdaptor adaptor) {
+  std::optional<double> a = constantNumber(adaptor.getLhs());
+  std::optional<double> b = constantNumber(adaptor.getRhs());
+  if (!a || !b || isa<SymbolicTensorType>(getType()))
+    return {};
+  bool value = false;
+  switch (getPredicate()) {
+  case CmpPredicate::lt: value = *a < *b; break;
+  case CmpPredicate::le: value = *a <= *b; break;
+  case CmpPredicate::gt: value = *a > *b; break;
+  case CmpPredicate::ge: value = *a >= *b; break;
+  case CmpPredicate::eq: value = *a == *b; break;
+  case CmpPredicate::ne: value = *a != *b; break;
+  }
+  return BoolAttr::get(getContext(), value);
+}
+
+OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
+  auto condition = dyn_cast_or_null<BoolAttr>(adaptor.getCondition());
+  if (!condition)
+    if (auto i = dyn_cast_or_null<IntegerAttr>(adaptor.getCondition()))
+      condition = BoolAttr::get(getContext(), i.getValue().getBoolValue());
+  if (!condition)
+    return {};
+  Value chosen = condition.getValue() ? getOnTrue() : getOnFalse();
+  return chosen.getType() == getType() ? chosen : Value();
 }
 
 LogicalResult CastOp::verify() {
@@ -472,6 +552,21 @@ LogicalResult IfOp::verify() {
       failed(verifyYieldTypes(*this, getElseRegion(), getResultTypes(),
                               "the else region")))
     return failure();
+  return success();
+}
+
+/// An `if` whose condition is known: its taken branch, inline.
+LogicalResult IfOp::canonicalize(IfOp op, PatternRewriter &rewriter) {
+  BoolAttr condition;
+  if (!matchPattern(op.getCondition(), m_Constant(&condition)))
+    return failure();
+  Block &taken = (condition.getValue() ? op.getThenRegion() : op.getElseRegion())
+                     .front();
+  auto yield = cast<YieldOp>(taken.getTerminator());
+  SmallVector<Value> results(yield.getValues());
+  rewriter.inlineBlockBefore(&taken, op);
+  rewriter.replaceOp(op, results);
+  rewriter.eraseOp(yield);
   return success();
 }
 

@@ -15,6 +15,10 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 class Optgen_Op<string mnemonic, list<Trait> traits = []>
     : Op<Optgen_Dialect, mnemonic, traits>;
 
+// Result types come from the type rules; a result may keep a `?` where the
+// rules now know the size (shape inference refines it), or the reverse.
+defvar Optgen_InferType = InferTypeOpAdaptorWithIsCompatible;
+
 //===----------------------------------------------------------------------===//
 // Structure: optimizer, rule, group, distribute
 //===----------------------------------------------------------------------===//
@@ -81,8 +85,10 @@ def Optgen_RuleOp : Optgen_Op<"rule", [
   }];
 }
 
+// Hyperparameter and state declarations are the rule's interface (the
+// tables the runtime keeps): not Pure, so that an unused one stays.
 def Optgen_HyperOp : Optgen_Op<"hyper", [
-    HasParent<"RuleOp">, Pure,
+    HasParent<"RuleOp">,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "a hyperparameter of the rule";
   let description = [{
@@ -106,7 +112,7 @@ def Optgen_HyperOp : Optgen_Op<"hyper", [
 }
 
 def Optgen_StateOp : Optgen_Op<"state", [AttrSizedOperandSegments,
-    HasParent<"RuleOp">, Pure,
+    HasParent<"RuleOp">,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "optimizer state carried from one step to the next";
   let description = [{
@@ -328,7 +334,7 @@ def Optgen_NumelOp : Optgen_ShapeQueryOp<"numel", "the number of elements of a t
 // tensor operands (a scalar never widens a tensor, as in PyTorch), and bf16
 // with f16 gives f32. Every result is rounded to its element type.
 class Optgen_ElementwiseOp<string mnemonic, list<Trait> traits = []>
-    : Optgen_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
+    : Optgen_Op<mnemonic, !listconcat(traits, [Pure, Optgen_InferType,
                                                Optgen_ElementwiseMath])>;
 
 class Optgen_BinaryOp<string mnemonic, string what, string sample>
@@ -375,6 +381,7 @@ def Optgen_CmpOp : Optgen_ElementwiseOp<"cmp"> {
                        Optgen_Value:$rhs);
   let results = (outs Optgen_Value:$result);
   let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))";
+  let hasFolder = 1;
 }
 
 class Optgen_UnaryOp<string mnemonic, string what, string sample>
@@ -453,6 +460,7 @@ def Optgen_SelectOp : Optgen_ElementwiseOp<"select"> {
   let assemblyFormat = [{
     $condition `,` $on_true `,` $on_false attr-dict `:` qualified(type($condition)) `,` qualified(type($on_true)) `,` qualified(type($on_false))
   }];
+  let hasFolder = 1;
 }
 
 def Optgen_CastOp : Optgen_Op<"cast", [Pure, Optgen_ElementwiseMath]> {
@@ -478,7 +486,7 @@ def Optgen_CastOp : Optgen_Op<"cast", [Pure, Optgen_ElementwiseMath]> {
 // Reductions and linear algebra
 //===----------------------------------------------------------------------===//
 
-def Optgen_ReduceOp : Optgen_Op<"reduce", [Pure, InferTypeOpAdaptor]> {
+def Optgen_ReduceOp : Optgen_Op<"reduce", [Pure, Optgen_InferType]> {
   let summary = "sum, mean, Frobenius norm or maximum";
   let description = [{
     Without `axis`: over the whole tensor, giving a scalar. With `axis`:
@@ -498,7 +506,7 @@ def Optgen_ReduceOp : Optgen_Op<"reduce", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$kind $input (`along` $axis^)? attr-dict `:` qualified(type($input))";
 }
 
-def Optgen_MatmulOp : Optgen_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+def Optgen_MatmulOp : Optgen_Op<"matmul", [Pure, Optgen_InferType]> {
   let summary = "matrix product";
   let description = [{
     `[a, b] x [b, c] -> [a, c]`; inputs are rounded to their element type,
@@ -515,7 +523,7 @@ def Optgen_MatmulOp : Optgen_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))";
 }
 
-def Optgen_TransposeOp : Optgen_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def Optgen_TransposeOp : Optgen_Op<"transpose", [Pure, Optgen_InferType]> {
   let summary = "matrix transpose";
   let description = [{
     Example:
@@ -559,6 +567,7 @@ def Optgen_IfOp : Optgen_Op<"if", [
     $condition (`->` `(` qualified(type($results))^ `)`)? $thenRegion `else` $elseRegion attr-dict
   }];
   let hasVerifier = 1;
+  let hasCanonicalizeMethod = 1;
 }
 
 def Optgen_ForTableOp : Optgen_Op<"for_table", [
@@ -627,7 +636,8 @@ def Optgen_BucketOp : Optgen_Op<"bucket", [HasParent<"OptimizerOp">,
   let description = [{
     The parameters of one group that share a shape, in registration order:
     the unit a step runs (a K x m x n stack for a matrix rule). Made by
-    `optgen-bucket` from bound parameters.
+    `optgen-bucket` from bound parameters; `optgen-specialize-shapes` sets
+    `rule` to a copy of the group's rule specialised to the shape.
 
     Example:
     ```mlir
@@ -635,8 +645,8 @@ def Optgen_BucketOp : Optgen_Op<"bucket", [HasParent<"OptimizerOp">,
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$group, DenseI64ArrayAttr:$shape,
-                       StrArrayAttr:$params);
-  let assemblyFormat = "$group $shape $params attr-dict";
+                       StrArrayAttr:$params, OptionalAttr<FlatSymbolRefAttr>:$rule);
+  let assemblyFormat = "$group $shape $params (`rule` $rule^)? attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

@@ -43,4 +43,30 @@ def Bucket : Pass<"optgen-bucket", "optgen::OptimizerOp"> {
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
+def SpecializeShapes : Pass<"optgen-specialize-shapes", "optgen::OptimizerOp"> {
+  let summary = "Copy each bucket's rule with the bucket's shape";
+  let description = [{
+    For each `optgen.bucket`, makes (once per rule and shape) a copy of the
+    group's rule whose parameter and gradient have the bucket's concrete
+    shape, named `RULE_D0xD1`, points the bucket at it, and infers the
+    copy's types (as `optgen-infer-shapes` does); canonicalization then
+    folds its shape queries to constants and its compile-time `if`s to one
+    branch.
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
+def InferShapes : Pass<"optgen-infer-shapes", "optgen::RuleOp"> {
+  let summary = "Recompute every value's shape and dtype from its operands";
+  let description = [{
+    Walks a rule in order and gives each op the result types the dialect's
+    type rules infer from its current operands (states from the tensor they
+    are shaped like, casts keeping their element type, `if` and loop results
+    from what they yield). After specialisation and folding, `?` dimensions
+    become known and shape errors that only concrete sizes reveal are
+    reported at the spec line that causes them.
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
 #endif // OPTGEN_PASSES_TD

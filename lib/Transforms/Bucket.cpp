@@ -45,7 +45,7 @@ struct BucketPass : optgen::impl::BucketBase<BucketPass> {
           optimizer.getLoc(),
           FlatSymbolRefAttr::get(groups[bucket.group].getSymNameAttr()),
           builder.getDenseI64ArrayAttr(bucket.shape),
-          builder.getStrArrayAttr(names));
+          builder.getStrArrayAttr(names), FlatSymbolRefAttr());
     }
   }
 };

@@ -197,8 +197,10 @@ void Optimizer::applyPlannedGroups() {
                   formatShape(p.param.shape) + ", but optimizer '" +
                   spec_.name + "' was compiled for " +
                   formatShape(planned->shape));
-    if (p.group.empty())
+    if (p.group.empty()) {
       p.group = spec_.groups[planned->group].name;
+      p.rule = planned->rule;
+    }
   }
   for (const PlannedParam &planned : spec_.plannedParams)
     if (std::none_of(params_.begin(), params_.end(),
@@ -242,7 +244,7 @@ void Optimizer::finalize() {
 
   for (size_t i = 0; i < params_.size(); ++i) {
     Param &p = params_[i];
-    const RuleSpec &rule = spec_.rules[spec_.groups[plan_.groupOf[i]].rule];
+    const RuleSpec &rule = ruleOf(i);
     size_t count = rule.states.size();
     p.stateRows.assign(count, 0);
     p.stateCols.assign(count, 0);
@@ -265,10 +267,9 @@ void Optimizer::step() {
   if (!finalized_)
     throw Error("step() before finalize()");
   for (const Bucket &bucket : plan_.buckets) {
-    const GroupSpec &group = spec_.groups[bucket.group];
-    const RuleSpec &rule = spec_.rules[group.rule];
     for (size_t index : bucket.params) {
       Param &p = params_[index];
+      const RuleSpec &rule = ruleOf(index);
       float *param = static_cast<float *>(p.param.data);
       const float *grad = static_cast<const float *>(p.grad.data);
       if (p.param.dtype == DType::BF16) {
@@ -308,6 +309,12 @@ void Optimizer::step() {
   }
 }
 
+const RuleSpec &Optimizer::ruleOf(size_t param) const {
+  int rule = params_[param].rule;
+  return spec_.rules[rule >= 0 ? rule
+                               : spec_.groups[plan_.groupOf[param]].rule];
+}
+
 int64_t Optimizer::stepCount(const std::string &param) const {
   return params_[paramIndex(param)].steps;
 }
@@ -345,8 +352,7 @@ void Optimizer::saveState(const std::string &path) const {
   SafetensorsWriter writer;
   writer.setMetadata("optimizer", spec_.name);
   for (const Param &p : params_) {
-    const RuleSpec &rule =
-        spec_.rules[spec_.groups[plan_.groupOf[paramIndex(p.name)]].rule];
+    const RuleSpec &rule = ruleOf(paramIndex(p.name));
     for (size_t s = 0; s < p.states.size(); ++s) {
       std::vector<unsigned char> bytes(p.states[s].size() * sizeof(float));
       if (!bytes.empty())
@@ -366,8 +372,7 @@ void Optimizer::loadState(const std::string &path) {
     throw Error("loadState() before finalize()");
   SafetensorsFile file = SafetensorsFile::open(path);
   for (Param &p : params_) {
-    const RuleSpec &rule =
-        spec_.rules[spec_.groups[plan_.groupOf[paramIndex(p.name)]].rule];
+    const RuleSpec &rule = ruleOf(paramIndex(p.name));
     for (size_t s = 0; s < p.states.size(); ++s) {
       std::string name = "state/" + p.name + "/" + rule.states[s];
       if (!file.has(name))

@@ -198,6 +198,7 @@ LogicalResult planShapes(mlir::MLIRContext &context, mlir::ModuleOp module) {
   mlir::OpPassManager &optimizers = pm.nest<OptimizerOp>();
   optimizers.addPass(createBindParams());
   optimizers.addPass(createBucket());
+  optimizers.addPass(createSpecializeShapes());
   return pm.run(module);
 }
 
@@ -207,7 +208,11 @@ LogicalResult prepareKernels(mlir::MLIRContext &context,
   mlir::PassManager pm(&context);
   mlir::OpPassManager &rules =
       pm.nest<OptimizerOp>().nest<RuleOp>();
-  rules.addPass(mlir::createCanonicalizerPass());
+  // Twice: folding shape queries makes types known, which lets more fold.
+  for (int round = 0; round < 2; ++round) {
+    rules.addPass(createInferShapes());
+    rules.addPass(mlir::createCanonicalizerPass());
+  }
   rules.addPass(mlir::createCSEPass());
   rules.addPass(createFuseKernels());
   return pm.run(module);

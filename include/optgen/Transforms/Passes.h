@@ -15,6 +15,9 @@ namespace optgen {
 #define GEN_PASS_REGISTRATION
 #include "dialect/Passes.h.inc"
 
+/// What optgen-infer-shapes does to one rule; failure after a diagnostic.
+mlir::LogicalResult inferShapes(RuleOp rule);
+
 } // namespace optgen
 
 #endif // OPTGEN_TRANSFORMS_PASSES_H

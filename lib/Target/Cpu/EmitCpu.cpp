@@ -1166,6 +1166,18 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
     for (GroupOp group : groups)
       os << "///   " << commentText(group.getSymName()) << " (rule "
          << commentText(group.getRule()) << ")\n";
+    SmallVector<BucketOp> buckets(optimizer.getBlock().getOps<BucketOp>());
+    if (!buckets.empty()) {
+      os << "///\n/// Compiled for these parameters (one bucket a line):\n";
+      for (BucketOp bucket : buckets) {
+        os << "///   " << commentText(bucket.getGroup()) << " [";
+        llvm::interleaveComma(bucket.getShape(), os);
+        os << "]:";
+        for (Attribute param : bucket.getParams())
+          os << " " << commentText(cast<StringAttr>(param).getValue());
+        os << "\n";
+      }
+    }
     os << "class " << name << " : public optgen::runtime::Optimizer {\n";
     os << "public:\n";
     os << "  " << name << "();\n";
@@ -1248,6 +1260,24 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
       os << (i ? ", " : "") << "{" << cppString(setting.getName().getValue())
          << ", " << doubles(hyperValues(setting.getValue())) << "}";
     os << "}});\n";
+  }
+  // Compiled with --shapes: the plan's groups, and the rules specialised to
+  // each bucket's shape, are fixed here.
+  auto ruleIndex = [&](StringRef name) -> int {
+    auto it = llvm::find_if(rules, [&](RuleOp r) { return r.getSymName() == name; });
+    return it == rules.end() ? -1 : static_cast<int>(it - rules.begin());
+  };
+  for (BucketOp bucket : optimizer.getBlock().getOps<BucketOp>()) {
+    size_t group = llvm::find_if(groups, [&](GroupOp g) {
+                     return g.getSymName() == bucket.getGroup();
+                   }) - groups.begin();
+    int rule = bucket.getRuleAttr() ? ruleIndex(*bucket.getRule()) : -1;
+    for (Attribute param : bucket.getParams()) {
+      os << "  spec.plannedParams.push_back({"
+         << cppString(cast<StringAttr>(param).getValue()) << ", {";
+      llvm::interleaveComma(bucket.getShape(), os);
+      os << "}, " << group << ", " << rule << "});\n";
+    }
   }
   bool zero2 = distribute && distribute.getStrategy() == DistributeStrategy::zero2;
   os << "  spec.distribution = optgen::runtime::Distribution::"

@@ -69,11 +69,13 @@ struct GroupSpec {
 };
 
 /// A parameter the optimizer was compiled for (`optgen compile --shapes`):
-/// its group is fixed in the generated code.
+/// its group is fixed in the generated code, and so is the rule it runs,
+/// the group's rule specialised to its shape.
 struct PlannedParam {
   const char *name;
   std::vector<int64_t> shape;
   int group;
+  int rule;
 };
 
 enum class Distribution { None, Zero2 };
@@ -151,6 +153,7 @@ private:
     std::string name;
     TensorView param, grad;
     std::string group; ///< explicit group, or empty
+    int rule = -1;     ///< the planned rule, or -1 for the group's
     std::vector<std::vector<float>> states;
     std::vector<int64_t> stateRows, stateCols;
     std::vector<float> stagedParam, stagedGrad; ///< for bf16 parameters
@@ -161,6 +164,8 @@ private:
   /// binds them to their planned groups.
   void applyPlannedGroups();
   size_t groupIndex(const std::string &name) const;
+  /// The rule parameter `param` runs (after finalize()).
+  const RuleSpec &ruleOf(size_t param) const;
   size_t paramIndex(const std::string &name) const;
   size_t hyperIndex(size_t group, const std::string &name,
                     size_t *offset) const;
