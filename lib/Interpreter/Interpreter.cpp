@@ -250,6 +250,8 @@ private:
   LogicalResult evalIf(IfOp op);
   LogicalResult evalForTable(ForTableOp op);
   LogicalResult evalKernel(KernelOp op);
+  LogicalResult runRegionAsResults(Operation *op, Block &block,
+                                   llvm::StringRef what);
 
   FailureOr<Value> hyperFromCaller(HyperOp op, const HyperValue &given);
   FailureOr<Value> hyperFromAttr(HyperOp op, Attribute attr, Type type);
@@ -726,17 +728,7 @@ LogicalResult Evaluator::evalIf(IfOp op) {
     return failure();
   mlir::Region &region = condition->data.at(0) != 0 ? op.getThenRegion()
                                                     : op.getElseRegion();
-  std::vector<Value> results;
-  if (failed(runBlock(region.front(), results)))
-    return failure();
-  if (results.size() != op.getNumResults())
-    return op.emitError("interpreter: the branch yields ")
-           << results.size() << " values for " << op.getNumResults()
-           << " results";
-  for (auto [i, v] : llvm::enumerate(results))
-    if (failed(define(op, i, std::move(v))))
-      return failure();
-  return success();
+  return runRegionAsResults(op, region.front(), "branch");
 }
 
 LogicalResult Evaluator::evalForTable(ForTableOp op) {
@@ -785,13 +777,19 @@ LogicalResult Evaluator::evalForTable(ForTableOp op) {
 /// A fused kernel computes what its body's ops compute one by one: run them
 /// (they read values from above) and give what the body yields.
 LogicalResult Evaluator::evalKernel(KernelOp op) {
+  return runRegionAsResults(op, op.getBody().front(), "kernel");
+}
+
+/// Runs `block` and defines `op`'s results as what it yields.
+LogicalResult Evaluator::runRegionAsResults(Operation *op, Block &block,
+                                            llvm::StringRef what) {
   std::vector<Value> results;
-  if (failed(runBlock(op.getBody().front(), results)))
+  if (failed(runBlock(block, results)))
     return failure();
-  if (results.size() != op.getNumResults())
-    return op.emitError("interpreter: the kernel yields ")
-           << results.size() << " values for " << op.getNumResults()
-           << " results";
+  if (results.size() != op->getNumResults())
+    return op->emitError("interpreter: the ")
+           << what << " yields " << results.size() << " values for "
+           << op->getNumResults() << " results";
   for (auto [i, v] : llvm::enumerate(results))
     if (failed(define(op, i, std::move(v))))
       return failure();

@@ -141,6 +141,20 @@ cl::opt<bool> verifyDiagnostics(
              "'// expected-error {{...}}' comments (for tests)"),
     cl::sub(compileCommand), cl::cat(optgenCategory));
 
+/// Reports syntax errors as MLIR diagnostics, with the same form and the
+/// same --verify-diagnostics checks as every later error.
+SyntaxErrorFn syntaxErrorsAsDiagnostics(mlir::MLIRContext &context,
+                                        SourceMgr &sourceMgr) {
+  return [&context, &sourceMgr](SMLoc at, const Twine &message) {
+    unsigned id = sourceMgr.FindBufferContainingLoc(at);
+    auto [line, col] = sourceMgr.getLineAndColumn(at, id);
+    mlir::emitError(mlir::FileLineColLoc::get(
+        &context, sourceMgr.getMemoryBuffer(id)->getBufferIdentifier(), line,
+        col))
+        << message;
+  };
+}
+
 /// Adds each -D NAME=VALUE to `sourceMgr` as a one-constant spec and parses
 /// it, so values are written, and their errors reported, as in a spec.
 LogicalResult parseDefines(SourceMgr &sourceMgr,
@@ -287,16 +301,7 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
         std::make_unique<mlir::SourceMgrDiagnosticHandler>(sourceMgr, &context);
   }
 
-  // Syntax errors become MLIR diagnostics too, with the same form and the
-  // same --verify-diagnostics checks as every later error.
-  auto onSyntaxError = [&](SMLoc at, const Twine &message) {
-    unsigned id = sourceMgr.FindBufferContainingLoc(at);
-    auto [line, col] = sourceMgr.getLineAndColumn(at, id);
-    mlir::emitError(mlir::FileLineColLoc::get(
-        &context, sourceMgr.getMemoryBuffer(id)->getBufferIdentifier(), line,
-        col))
-        << message;
-  };
+  SyntaxErrorFn onSyntaxError = syntaxErrorsAsDiagnostics(context, sourceMgr);
 
   auto finish = [&](LogicalResult result) {
     return verifier ? verifier->verify() : result;
@@ -463,14 +468,7 @@ int runCase() {
   SourceMgr sourceMgr;
   unsigned specId = sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  auto onSyntaxError = [&](SMLoc at, const Twine &text) {
-    unsigned id = sourceMgr.FindBufferContainingLoc(at);
-    auto [line, col] = sourceMgr.getLineAndColumn(at, id);
-    mlir::emitError(mlir::FileLineColLoc::get(
-        &context, sourceMgr.getMemoryBuffer(id)->getBufferIdentifier(), line,
-        col))
-        << text;
-  };
+  SyntaxErrorFn onSyntaxError = syntaxErrorsAsDiagnostics(context, sourceMgr);
   std::unique_ptr<ast::Module> spec =
       parseSpec(sourceMgr, specId, onSyntaxError);
   std::vector<std::unique_ptr<ast::Module>> defineModules;
