@@ -4,6 +4,9 @@
 
 #include "optgen/runtime/Error.h"
 #include "optgen/runtime/Json.h"
+#ifdef OPTGEN_HAVE_MPI
+#include "optgen/runtime/MpiCommunicator.h"
+#endif
 #include "optgen/runtime/Safetensors.h"
 
 #include <algorithm>
@@ -162,10 +165,14 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
 
   std::vector<std::vector<float>> params, grads;
   std::vector<double> stepMs;
+  int rank = 0, worldSize = 1;
+  int64_t stateBytes = -1;
   for (int r = 0; r < options.repeat; ++r) {
     params = initial;
     grads.assign(names.size(), {});
     std::unique_ptr<Stepper> stepper = makeStepper();
+    rank = stepper->rank();
+    worldSize = stepper->worldSize();
     for (const CaseGroup &group : groups) {
       stepper->addGroup(group.name, group.rule);
       for (const auto &[name, values] : group.hypers)
@@ -182,10 +189,17 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
                             {grads[i].data(), DType::F32, shapes[i]}, group);
     }
     stepper->finalize();
+    stateBytes = stepper->stateBytes();
     for (int64_t s = 1; s <= steps; ++s) {
       for (size_t i = 0; i < names.size(); ++i) {
         std::vector<float> g =
             toFloatVector(file.view("grad/" + std::to_string(s) + "/" + names[i]));
+        if (options.splitGrads)
+          // g + c_r * pattern with the c_r summing to zero over the ranks:
+          // the ranks' mean is the case's gradient.
+          for (size_t k = 0; k < g.size(); ++k)
+            g[k] += (rank - (worldSize - 1) / 2.0f) * 0.25f *
+                    (static_cast<float>(k % 7) - 3.0f) * std::fabs(g[k]);
         std::copy(g.begin(), g.end(), grads[i].begin());
       }
       auto start = std::chrono::steady_clock::now();
@@ -196,11 +210,17 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
     }
   }
 
+  // Every rank ends with the same parameters; rank 0 reports them.
+  if (rank != 0)
+    return;
   JsonObject report;
   report.emplace_back("target", options.target);
   report.emplace_back("case", options.casePath);
   report.emplace_back("steps", steps);
   report.emplace_back("repeat", options.repeat);
+  report.emplace_back("world_size", worldSize);
+  if (stateBytes >= 0)
+    report.emplace_back("state_bytes_rank0", stateBytes);
   report.emplace_back("step_ms_median", median(stepMs));
   report.emplace_back("step_ms_min",
                       *std::min_element(stepMs.begin(), stepMs.end()));
@@ -282,10 +302,12 @@ int runnerMain(int argc, char **argv,
       options.reportPath = value();
     else if (arg == "--repeat")
       options.repeat = std::atoi(value().c_str());
+    else if (arg == "--split-grads")
+      options.splitGrads = true;
     else {
       std::fprintf(stderr,
                    "usage: %s --case CASE.safetensors [--out OUT.safetensors] "
-                   "[--repeat R] [--report FILE.json]\n",
+                   "[--repeat R] [--report FILE.json] [--split-grads]\n",
                    argv[0]);
       return 1;
     }
@@ -296,8 +318,13 @@ int runnerMain(int argc, char **argv,
   }
   return runCase(
       [&] {
+        std::unique_ptr<Optimizer> optimizer = make();
+#ifdef OPTGEN_HAVE_MPI
+        if (optimizer->spec().distribution == Distribution::Zero2)
+          optimizer->setCommunicator(makeMpiCommunicator());
+#endif
         return std::unique_ptr<Stepper>(
-            std::make_unique<OptimizerStepper>(make()));
+            std::make_unique<OptimizerStepper>(std::move(optimizer)));
       },
       options);
 }

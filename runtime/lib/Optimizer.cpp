@@ -5,6 +5,7 @@
 #include "optgen/runtime/Error.h"
 #include "optgen/runtime/Glob.h"
 #include "optgen/runtime/Safetensors.h"
+#include "optgen/runtime/Sharding.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +27,8 @@ std::pair<int64_t, int64_t> asRowsCols(const std::vector<int64_t> &shape) {
 
 } // namespace
 
-Optimizer::Optimizer(OptimizerSpec spec) : spec_(std::move(spec)) {
+Optimizer::Optimizer(OptimizerSpec spec)
+    : spec_(std::move(spec)), communicator_(makeSingleRankCommunicator()) {
   for (const GroupSpec &group : spec_.groups) {
     const RuleSpec &rule = spec_.rules.at(group.rule);
     std::vector<double> values;
@@ -210,6 +212,38 @@ void Optimizer::applyPlannedGroups() {
                   "' was compiled for, was not registered");
 }
 
+void Optimizer::setCommunicator(std::unique_ptr<Communicator> communicator) {
+  if (finalized_)
+    throw Error("setCommunicator() after finalize()");
+  communicator_ = std::move(communicator);
+}
+
+void Optimizer::choosePartsHere(std::vector<int64_t> &begin,
+                                std::vector<int64_t> &length) const {
+  int rank = communicator_->rank();
+  for (const ShardUnit &unit : shards_->units) {
+    if (unit.kind == ShardUnit::Kind::Small)
+      continue;
+    int64_t mine = 0;
+    for (int r = 0; r < rank; ++r)
+      mine += unit.counts[r];
+    int64_t at = 0;
+    for (size_t k = 0; k < unit.params.size(); ++k) {
+      size_t p = unit.params[k];
+      int64_t numel = params_[p].param.numel();
+      if (unit.kind == ShardUnit::Kind::Owned) {
+        length[p] = unit.owner[k] == rank ? numel : 0;
+      } else {
+        int64_t first = std::max(at, mine);
+        int64_t last = std::min(at + numel, mine + unit.counts[rank]);
+        begin[p] = std::max<int64_t>(first - at, 0);
+        length[p] = std::max<int64_t>(last - first, 0);
+      }
+      at += numel;
+    }
+  }
+}
+
 void Optimizer::finalize() {
   if (finalized_)
     throw Error("finalize() is called once");
@@ -242,6 +276,17 @@ void Optimizer::finalize() {
                     group + "', which does not set '" + hyper.name + "'");
     }
 
+  std::vector<int64_t> partBegin(params_.size(), 0), partLength;
+  for (const Param &p : params_)
+    partLength.push_back(p.param.numel());
+  if (spec_.distribution == Distribution::Zero2) {
+    std::vector<ShardParam> shardParams;
+    for (size_t i = 0; i < params_.size(); ++i)
+      shardParams.push_back({params_[i].param.shape, ruleOf(i).elementwise});
+    shards_ = planShards(plan_, shardParams, communicator_->size(),
+                         spec_.smallNumel);
+    choosePartsHere(partBegin, partLength);
+  }
   for (size_t i = 0; i < params_.size(); ++i) {
     Param &p = params_[i];
     const RuleSpec &rule = ruleOf(i);
@@ -251,6 +296,15 @@ void Optimizer::finalize() {
     rule.stateShapes(p.param.shape.data(),
                      static_cast<int>(p.param.shape.size()),
                      p.stateRows.data(), p.stateCols.data());
+    for (size_t s = 0; s < count; ++s)
+      if (partLength[i] == 0 ||
+          (partLength[i] != p.param.numel() &&
+           p.stateRows[s] * p.stateCols[s] == p.param.numel())) {
+        // This rank keeps the state of its part only (none of a matrix
+        // another rank owns).
+        p.stateRows[s] = 1;
+        p.stateCols[s] = partLength[i];
+      }
     p.states.resize(count);
     for (size_t s = 0; s < count; ++s)
       p.states[s].assign(
@@ -263,48 +317,158 @@ void Optimizer::finalize() {
   finalized_ = true;
 }
 
+float *Optimizer::paramData(Param &p) {
+  return p.param.dtype == DType::BF16 ? p.stagedParam.data()
+                                      : static_cast<float *>(p.param.data);
+}
+
+const float *Optimizer::gradData(Param &p) {
+  return p.grad.dtype == DType::BF16 ? p.stagedGrad.data()
+                                     : static_cast<const float *>(p.grad.data);
+}
+
+void Optimizer::runRule(size_t index, const float *grad, int64_t begin,
+                        int64_t length) {
+  Param &p = params_[index];
+  const RuleSpec &rule = ruleOf(index);
+  std::vector<float *> states;
+  for (std::vector<float> &s : p.states)
+    states.push_back(s.data());
+  auto [rows, cols] = asRowsCols(p.param.shape);
+  const int64_t *shape = p.param.shape.data();
+  int rank = static_cast<int>(p.param.shape.size());
+  if (length != rows * cols) {
+    // A part of an elementwise rule's parameter: one row of its elements.
+    rows = 1;
+    cols = length;
+    shape = &length;
+    rank = 1;
+  }
+  RuleCall call{paramData(p) + begin, grad,  states.data(),
+                p.stateRows.data(),   p.stateCols.data(),
+                rows,                 cols,  shape,
+                rank,                 hypers_[plan_.groupOf[index]].data(),
+                p.steps};
+  try {
+    rule.step(call);
+  } catch (const Error &error) {
+    throw Error("parameter '" + p.name + "' (rule '" + rule.name +
+                "'): " + error.what());
+  }
+}
+
 void Optimizer::step() {
   if (!finalized_)
     throw Error("step() before finalize()");
-  for (const Bucket &bucket : plan_.buckets) {
-    for (size_t index : bucket.params) {
-      Param &p = params_[index];
-      const RuleSpec &rule = ruleOf(index);
-      float *param = static_cast<float *>(p.param.data);
-      const float *grad = static_cast<const float *>(p.grad.data);
-      if (p.param.dtype == DType::BF16) {
-        // bf16 parameters are stepped in f32 and rounded back.
-        for (size_t k = 0; k < p.stagedParam.size(); ++k) {
-          p.stagedParam[k] = readFloat(p.param, static_cast<int64_t>(k));
-          p.stagedGrad[k] = readFloat(p.grad, static_cast<int64_t>(k));
-        }
-        param = p.stagedParam.data();
-        grad = p.stagedGrad.data();
+  // bf16 parameters are stepped in f32 and rounded back.
+  for (Param &p : params_) {
+    ++p.steps;
+    if (p.param.dtype == DType::BF16)
+      for (size_t k = 0; k < p.stagedParam.size(); ++k) {
+        p.stagedParam[k] = readFloat(p.param, static_cast<int64_t>(k));
+        p.stagedGrad[k] = readFloat(p.grad, static_cast<int64_t>(k));
       }
-      std::vector<float *> states;
-      for (std::vector<float> &s : p.states)
-        states.push_back(s.data());
-      auto [rows, cols] = asRowsCols(p.param.shape);
-      RuleCall call{param,
-                    grad,
-                    states.data(),
-                    p.stateRows.data(),
-                    p.stateCols.data(),
-                    rows,
-                    cols,
-                    p.param.shape.data(),
-                    static_cast<int>(p.param.shape.size()),
-                    hypers_[bucket.group].data(),
-                    ++p.steps};
-      try {
-        rule.step(call);
-      } catch (const Error &error) {
-        throw Error("parameter '" + p.name + "' (rule '" + rule.name +
-                    "'): " + error.what());
+  }
+  if (shards_) {
+    stepSharded();
+  } else {
+    for (const Bucket &bucket : plan_.buckets)
+      for (size_t index : bucket.params)
+        runRule(index, gradData(params_[index]), 0, params_[index].param.numel());
+  }
+  for (Param &p : params_)
+    if (p.param.dtype == DType::BF16)
+      for (size_t k = 0; k < p.stagedParam.size(); ++k)
+        writeFloat(p.param, static_cast<int64_t>(k), p.stagedParam[k]);
+}
+
+void Optimizer::stepSharded() {
+  const ShardPlan &plan = *shards_;
+  int rank = communicator_->rank();
+  size_t unitCount = plan.units.size();
+  std::vector<std::vector<float>> reduced(unitCount), gathered(unitCount),
+      send(unitCount);
+  std::vector<RequestPtr> reductions(unitCount), gathers(unitCount);
+  auto numel = [&](size_t p) { return params_[p].param.numel(); };
+
+  // Phase 1: launch every reduction.
+  for (size_t u = 0; u < unitCount; ++u) {
+    const ShardUnit &unit = plan.units[u];
+    int64_t total = 0;
+    for (int64_t c : unit.counts)
+      total += c;
+    std::vector<float> &buffer =
+        unit.kind == ShardUnit::Kind::Small ? reduced[u] : send[u];
+    buffer.assign(static_cast<size_t>(total), 0.0f); // zero padding
+    int64_t at = 0;
+    for (size_t p : unit.params) {
+      const float *g = gradData(params_[p]);
+      std::copy(g, g + numel(p), buffer.begin() + at);
+      at += numel(p);
+    }
+    if (unit.kind == ShardUnit::Kind::Small) {
+      reductions[u] = communicator_->allReduceMean(buffer.data(), total);
+    } else {
+      reduced[u].assign(static_cast<size_t>(unit.counts[rank]), 0.0f);
+      reductions[u] = communicator_->reduceScatterMean(
+          buffer.data(), reduced[u].data(), unit.counts);
+    }
+  }
+
+  // Phase 2: per unit, wait for its reduction, update this rank's part and
+  // launch the gather of the updated parameters.
+  for (size_t u = 0; u < unitCount; ++u) {
+    const ShardUnit &unit = plan.units[u];
+    reductions[u]->wait();
+    int64_t mine = 0; // where this rank's part starts in the packed order
+    for (int r = 0; r < rank && unit.kind != ShardUnit::Kind::Small; ++r)
+      mine += unit.counts[r];
+    int64_t at = 0;
+    if (unit.kind == ShardUnit::Kind::Small) {
+      for (size_t p : unit.params) {
+        runRule(p, reduced[u].data() + at, 0, numel(p));
+        at += numel(p);
       }
-      if (p.param.dtype == DType::BF16)
-        for (size_t k = 0; k < p.stagedParam.size(); ++k)
-          writeFloat(p.param, static_cast<int64_t>(k), p.stagedParam[k]);
+      continue;
+    }
+    send[u].assign(static_cast<size_t>(unit.counts[rank]), 0.0f);
+    for (size_t k = 0; k < unit.params.size(); ++k) {
+      size_t p = unit.params[k];
+      Param &param = params_[p];
+      int64_t first = std::max(at, mine);
+      int64_t last = std::min(at + numel(p), mine + unit.counts[rank]);
+      bool here = unit.kind == ShardUnit::Kind::Owned ? unit.owner[k] == rank
+                                                      : first < last;
+      if (here) {
+        if (unit.kind == ShardUnit::Kind::Owned)
+          first = at, last = at + numel(p);
+        runRule(p, reduced[u].data() + (first - mine), first - at,
+                last - first);
+        const float *updated = paramData(param) + (first - at);
+        std::copy(updated, updated + (last - first),
+                  send[u].begin() + (first - mine));
+      }
+      at += numel(p);
+    }
+    int64_t total = 0;
+    for (int64_t c : unit.counts)
+      total += c;
+    gathered[u].assign(static_cast<size_t>(total), 0.0f);
+    gathers[u] = communicator_->allGather(send[u].data(), gathered[u].data(),
+                                          unit.counts);
+  }
+
+  // Phase 3: wait for the gathers; every rank now holds every update.
+  for (size_t u = 0; u < unitCount; ++u) {
+    const ShardUnit &unit = plan.units[u];
+    if (unit.kind == ShardUnit::Kind::Small)
+      continue;
+    gathers[u]->wait();
+    int64_t at = 0;
+    for (size_t p : unit.params) {
+      std::copy(gathered[u].begin() + at, gathered[u].begin() + at + numel(p),
+                paramData(params_[p]));
+      at += numel(p);
     }
   }
 }
@@ -349,6 +513,11 @@ std::string Optimizer::describePlan() const {
 void Optimizer::saveState(const std::string &path) const {
   if (!finalized_)
     throw Error("saveState() before finalize()");
+  if (communicator_->size() > 1)
+    throw Error("saveState(): the state is sharded over " +
+                std::to_string(communicator_->size()) +
+                " ranks, and checkpoints of sharded state are not written "
+                "yet; save from a single-rank run");
   SafetensorsWriter writer;
   writer.setMetadata("optimizer", spec_.name);
   for (const Param &p : params_) {
@@ -370,6 +539,11 @@ void Optimizer::saveState(const std::string &path) const {
 void Optimizer::loadState(const std::string &path) {
   if (!finalized_)
     throw Error("loadState() before finalize()");
+  if (communicator_->size() > 1)
+    throw Error("loadState(): the state is sharded over " +
+                std::to_string(communicator_->size()) +
+                " ranks, and checkpoints of sharded state are not read yet; "
+                "load into a single-rank run");
   SafetensorsFile file = SafetensorsFile::open(path);
   for (Param &p : params_) {
     const RuleSpec &rule = ruleOf(paramIndex(p.name));

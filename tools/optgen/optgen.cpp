@@ -115,6 +115,11 @@ cl::opt<std::string> reportFile(
     cl::desc("Write a JSON report: steps, step_ms_median, target, and each "
              "parameter's update error when the case has expect/<name>"),
     cl::value_desc("FILE.json"), cl::sub(runCommand), cl::cat(optgenCategory));
+cl::opt<bool> splitGrads(
+    "split-grads",
+    cl::desc("Under mpirun: give each rank a different gradient whose mean "
+             "over the ranks is the case's"),
+    cl::sub(runCommand), cl::cat(optgenCategory));
 cl::opt<std::string> buildDir(
     "build-dir",
     cl::desc("Where to build the compiled runner (default: a directory under "
@@ -481,9 +486,16 @@ int runCase() {
   if (!module)
     return 1;
   auto optimizer = *module->getOps<OptimizerOp>().begin();
-  if (interpret)
+  if (interpret) {
+    if (splitGrads) {
+      WithColor::error(errs(), "optgen")
+          << "--split-grads needs compiled code: the interpreter runs one "
+             "rank\n";
+      return 1;
+    }
     return runCaseOnInterpreter(optimizer, caseFile, outFile, reportFile,
                                 repeat);
+  }
 
   std::map<std::string, std::string> files;
   if (failed(prepareKernels(context, *module)) ||
@@ -498,6 +510,8 @@ int runCase() {
     args.insert(args.end(), {"--out", outFile});
   if (!reportFile.empty())
     args.insert(args.end(), {"--report", reportFile});
+  if (splitGrads)
+    args.push_back("--split-grads");
   int code = execute(runner, args);
   return code < 0 ? 1 : code;
 }

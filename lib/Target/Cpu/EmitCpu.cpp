@@ -1244,7 +1244,15 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
     for (auto [i, state] : llvm::enumerate(getRuleStates(rule)))
       os << (i ? ", " : "") << cppString(state.getName());
     std::string ident = legalIdentifier(rule.getSymName());
-    os << "},\n      states_" << ident << ", step_" << ident << "});\n";
+    // Elementwise: nothing looks across elements or at the shape, so a part
+    // of a parameter can be stepped alone (ZeRO-2 splits it by element).
+    bool elementwise = param.getAnyRank();
+    rule.walk([&](Operation *op) {
+      if (isa<ReduceOp, DimOp, NDimOp, NumelOp, MatmulOp, TransposeOp>(op))
+        elementwise = false;
+    });
+    os << "},\n      states_" << ident << ", step_" << ident << ", "
+       << (elementwise ? "true" : "false") << "});\n";
   }
   for (auto [group, where] : llvm::zip(groups, whereFunctions)) {
     size_t rule = llvm::find_if(rules, [&](RuleOp r) {

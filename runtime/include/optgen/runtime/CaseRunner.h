@@ -35,6 +35,11 @@ public:
                             TensorView grad, const std::string &group) = 0;
   virtual void finalize() = 0;
   virtual void step() = 0;
+  /// This process's rank and the number of ranks stepping together.
+  virtual int rank() const { return 0; }
+  virtual int worldSize() const { return 1; }
+  /// Bytes of optimizer state this process holds, when it knows.
+  virtual int64_t stateBytes() const { return -1; }
 };
 
 /// Steps a generated optimizer.
@@ -49,6 +54,9 @@ public:
                     TensorView grad, const std::string &group) override;
   void finalize() override;
   void step() override;
+  int rank() const override { return optimizer->communicator().rank(); }
+  int worldSize() const override { return optimizer->communicator().size(); }
+  int64_t stateBytes() const override { return optimizer->stateBytes(); }
 
 private:
   std::unique_ptr<Optimizer> optimizer;
@@ -60,6 +68,9 @@ struct CaseOptions {
   std::string reportPath; ///< JSON report, or empty
   std::string target;     ///< named in the report: "cpu", "interpreter"
   int repeat = 1;         ///< replays, for timing
+  /// Give each rank a different gradient whose mean over the ranks is the
+  /// case's (so that averaging is tested); else every rank gets the case's.
+  bool splitGrads = false;
 };
 
 /// Replays the case `repeat` times, each on a fresh Stepper, writes the
@@ -70,8 +81,9 @@ struct CaseOptions {
 int runCase(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
             const CaseOptions &options);
 
-/// The main() of a generated runner: parses --case, --out, --repeat and
-/// --report, and replays on a new `Generated` optimizer per replay.
+/// The main() of a generated runner: parses --case, --out, --repeat,
+/// --report and --split-grads, and replays on a new optimizer per replay
+/// (under mpirun, a `distribute zero2` optimizer steps with all the ranks).
 int runnerMain(int argc, char **argv,
                const std::function<std::unique_ptr<Optimizer>()> &make);
 

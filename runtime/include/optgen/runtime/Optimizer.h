@@ -11,12 +11,16 @@
 #ifndef OPTGEN_RUNTIME_OPTIMIZER_H
 #define OPTGEN_RUNTIME_OPTIMIZER_H
 
+#include "optgen/runtime/Communicator.h"
 #include "optgen/runtime/Kernels.h"
 #include "optgen/runtime/Planner.h"
+#include "optgen/runtime/Sharding.h"
 #include "optgen/runtime/Tensor.h"
 
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -57,6 +61,9 @@ struct RuleSpec {
   void (*stateShapes)(const int64_t *shape, int rank, int64_t *rows,
                       int64_t *cols);
   void (*step)(const RuleCall &call);
+  /// Purely elementwise (no reduction, no shape query): any part of a
+  /// parameter can be stepped on its own, so ZeRO-2 splits it by element.
+  bool elementwise = false;
 };
 
 struct GroupSpec {
@@ -114,6 +121,10 @@ public:
   /// to replay cases that bind parameters themselves.
   void addGroup(const std::string &name, const std::string &rule);
 
+  /// The ranks a `distribute zero2` optimizer shares its step with (the
+  /// default: this process alone). Call before finalize().
+  void setCommunicator(std::unique_ptr<Communicator> communicator);
+
   /// Plans the step (groups and buckets of same-shape matrices) and
   /// allocates the optimizer state. Errors name the parameter at fault.
   void finalize();
@@ -142,6 +153,9 @@ public:
   std::string describePlan() const;
   const OptimizerSpec &spec() const { return spec_; }
   const Plan &plan() const { return plan_; }
+  const Communicator &communicator() const { return *communicator_; }
+  /// The ZeRO-2 plan (after finalize(), for distribute zero2).
+  const std::optional<ShardPlan> &shardPlan() const { return shards_; }
 
   /// Writes / reads every parameter's state and step count (safetensors,
   /// keyed by parameter name, so a checkpoint is independent of the plan).
@@ -160,6 +174,18 @@ private:
     int64_t steps = 0;
   };
 
+  float *paramData(Param &p);
+  const float *gradData(Param &p);
+  /// Steps elements [begin, begin + length) of parameter `index` (all of
+  /// it, or this rank's part of an elementwise rule's parameter).
+  void runRule(size_t index, const float *grad, int64_t begin,
+               int64_t length);
+  /// The three phases of a ZeRO-2 step: launch every reduction; per unit,
+  /// wait, update and launch its gather; wait for the gathers.
+  void stepSharded();
+  /// Which elements of each parameter this rank updates and keeps state for.
+  void choosePartsHere(std::vector<int64_t> &begin,
+                       std::vector<int64_t> &length) const;
   /// Checks the registered parameters against spec().plannedParams and
   /// binds them to their planned groups.
   void applyPlannedGroups();
@@ -177,6 +203,8 @@ private:
   std::vector<Param> params_;
   std::vector<std::vector<double>> hypers_; ///< per group, flattened
   Plan plan_;
+  std::unique_ptr<Communicator> communicator_;
+  std::optional<ShardPlan> shards_; ///< set for distribute zero2
   bool finalized_ = false;
 };
 

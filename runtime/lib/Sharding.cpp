@@ -1,0 +1,101 @@
+//===- Sharding.cpp - Who updates what in a ZeRO-2 step -------------------===//
+
+#include "optgen/runtime/Sharding.h"
+
+#include "optgen/runtime/Error.h"
+#include "optgen/runtime/Tensor.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace optgen::runtime {
+
+double updateCost(const std::vector<int64_t> &shape) {
+  double numel = 1;
+  for (int64_t d : shape)
+    numel *= static_cast<double>(d);
+  if (shape.size() == 2)
+    return numel * static_cast<double>(std::min(shape[0], shape[1]));
+  return numel;
+}
+
+double ownedImbalance(const ShardPlan &plan) {
+  double total = 0, most = 0;
+  for (double c : plan.ownedCost) {
+    total += c;
+    most = std::max(most, c);
+  }
+  if (total == 0)
+    return 1;
+  return most / (total / static_cast<double>(plan.ownedCost.size()));
+}
+
+ShardPlan planShards(const Plan &plan, const std::vector<ShardParam> &params,
+                     int worldSize, int64_t smallNumel) {
+  if (worldSize < 1)
+    throw Error("a world of " + std::to_string(worldSize) + " ranks");
+  ShardPlan shards;
+  shards.worldSize = worldSize;
+  shards.ownedCost.assign(worldSize, 0.0);
+  auto numel = [&](size_t p) { return *checkedNumel(params[p].shape); };
+
+  ShardUnit small{ShardUnit::Kind::Small, {}, {}, {0}};
+  ShardUnit flat{ShardUnit::Kind::Flat, {}, {}, {}};
+  std::vector<std::vector<size_t>> owned(plan.buckets.size());
+  for (size_t b = 0; b < plan.buckets.size(); ++b)
+    for (size_t p : plan.buckets[b].params) {
+      if (numel(p) < smallNumel) {
+        small.params.push_back(p);
+        small.counts[0] += numel(p);
+      } else if (params[p].elementwise) {
+        flat.params.push_back(p);
+      } else {
+        owned[b].push_back(p);
+      }
+    }
+  if (!small.params.empty())
+    shards.units.push_back(std::move(small));
+  if (!flat.params.empty()) {
+    int64_t total = 0;
+    for (size_t p : flat.params)
+      total += numel(p);
+    int64_t part = (total + worldSize - 1) / worldSize;
+    flat.counts.assign(worldSize, part);
+    shards.units.push_back(std::move(flat));
+  }
+
+  // Owners: the costliest matrix first, each to the least loaded rank (the
+  // lowest rank among equals), over every bucket together.
+  std::vector<size_t> order;
+  for (const auto &members : owned)
+    order.insert(order.end(), members.begin(), members.end());
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return updateCost(params[a].shape) > updateCost(params[b].shape);
+  });
+  std::vector<int> ownerOf(params.size(), -1);
+  for (size_t p : order) {
+    int rank = static_cast<int>(
+        std::min_element(shards.ownedCost.begin(), shards.ownedCost.end()) -
+        shards.ownedCost.begin());
+    ownerOf[p] = rank;
+    shards.ownedCost[rank] += updateCost(params[p].shape);
+  }
+  for (const auto &members : owned) {
+    if (members.empty())
+      continue;
+    ShardUnit unit{ShardUnit::Kind::Owned, {}, {}, {}};
+    unit.counts.assign(worldSize, 0);
+    // Packed by owner, so that each rank's matrices are one contiguous part.
+    for (int rank = 0; rank < worldSize; ++rank)
+      for (size_t p : members)
+        if (ownerOf[p] == rank) {
+          unit.params.push_back(p);
+          unit.owner.push_back(rank);
+          unit.counts[rank] += numel(p);
+        }
+    shards.units.push_back(std::move(unit));
+  }
+  return shards;
+}
+
+} // namespace optgen::runtime

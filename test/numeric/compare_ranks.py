@@ -1,0 +1,69 @@
+"""The distributed step against one rank: compare_ranks.py --runner R
+--case C --mpiexec M --ranks N [--split-grads] [--state-quarter]
+
+Replays the case with 1 rank and with N ranks (mpirun) and checks that every
+parameter ends the same (rel < 1e-6). With --state-quarter, also that rank
+0's optimizer state is within 2% of a quarter of the one-rank state plus
+what is replicated (the state of the tensors under small_numel, given as
+--replicated-bytes). Prints `N passed, M failed`."""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import safetensors_io
+
+
+def run(command, case, out, report):
+    subprocess.run(command + ["--case", case, "--out", out, "--report", report],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(report) as f:
+        return json.load(f)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runner", required=True)
+    parser.add_argument("--case", required=True)
+    parser.add_argument("--mpiexec", required=True)
+    parser.add_argument("--ranks", type=int, required=True)
+    parser.add_argument("--split-grads", action="store_true")
+    parser.add_argument("--replicated-bytes", type=int)
+    args = parser.parse_args()
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    os.environ.update(env)
+    split = ["--split-grads"] if args.split_grads else []
+    with tempfile.TemporaryDirectory() as tmp:
+        one = run([args.runner], args.case, f"{tmp}/one.safetensors", f"{tmp}/one.json")
+        many = run([args.mpiexec, "-np", str(args.ranks), "--oversubscribe", args.runner] + split,
+                   args.case, f"{tmp}/many.safetensors", f"{tmp}/many.json")
+        a, _ = safetensors_io.read(f"{tmp}/one.safetensors")
+        b, _ = safetensors_io.read(f"{tmp}/many.safetensors")
+
+    passed = failed = 0
+    for name in sorted(a):
+        x, y = a[name][1], b[name][1]
+        diff = math.sqrt(sum((p - q) ** 2 for p, q in zip(x, y)))
+        rel = diff / max(math.sqrt(sum(p * p for p in x)), 1e-30)
+        ok = rel < 1e-6
+        passed += ok
+        failed += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name:40s} rel {rel:.2e} ({args.ranks} ranks vs 1)")
+    if args.replicated_bytes is not None:
+        full, rank0 = one["state_bytes_rank0"], many["state_bytes_rank0"]
+        want = (full - args.replicated_bytes) / args.ranks + args.replicated_bytes
+        ok = abs(rank0 - want) <= 0.02 * want
+        passed += ok
+        failed += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} state bytes on rank 0: {rank0} "
+              f"(one rank {full}, expected {want:.0f} within 2%)")
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed or not passed else 0)
+
+
+if __name__ == "__main__":
+    main()
