@@ -91,6 +91,21 @@ def Optgen_TensorType : Optgen_Type<"SymbolicTensor", "tensor"> {
   }];
 }
 
+def Optgen_TokenType : Optgen_Type<"Token", "token"> {
+  let summary = "a collective in flight";
+  let description = [{
+    The result of a non-blocking collective (`optgen.all_reduce`,
+    `optgen.reduce_scatter`, `optgen.all_gather`). Its buffers may be used
+    only after the `optgen.wait` on it.
+
+    Example:
+    ```mlir
+    %reduced = optgen.reduce_scatter ["lm_head.weight"] counts [256, 256] : !optgen.token
+    optgen.wait %reduced
+    ```
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Enums
 //===----------------------------------------------------------------------===//

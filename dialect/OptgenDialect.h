@@ -46,6 +46,11 @@ namespace optgen {
 /// The state declarations of `rule` in the order `optgen.update` lists their
 /// new values.
 llvm::SmallVector<StateOp> getRuleStates(RuleOp rule);
+
+/// Whether `rule` is elementwise: for any rank, with no reduction, shape
+/// query or matrix op, so that any part of a parameter can be stepped on
+/// its own (ZeRO-2 then splits its parameters by element).
+bool isElementwiseRule(RuleOp rule);
 } // namespace optgen
 
 #endif // OPTGEN_DIALECT_OPTGENDIALECT_H

@@ -28,7 +28,8 @@ static std::optional<int64_t> getConstantAxis(Value axis) {
 LogicalResult OptimizerOp::verify() {
   Operation *firstDistribute = nullptr;
   for (Operation &op : getBlock()) {
-    if (!isa<RuleOp, GroupOp, DistributeOp, ParamOp, BucketOp>(op))
+    if (!isa<RuleOp, GroupOp, DistributeOp, ParamOp, BucketOp, ScheduleOp>(
+            op))
       return op.emitOpError("cannot appear in an optimizer; only rules, "
                             "groups, parameters, buckets and one distribute "
                             "do");
@@ -82,6 +83,19 @@ HyperOp RuleOp::lookupHyper(StringRef name) {
 
 SmallVector<StateOp> optgen::getRuleStates(RuleOp rule) {
   return llvm::to_vector(rule.getBlock().getOps<StateOp>());
+}
+
+bool optgen::isElementwiseRule(RuleOp rule) {
+  if (cast<SymbolicTensorType>(rule.getParam().getType()).isRanked())
+    return false;
+  return !rule
+              .walk([](Operation *op) {
+                return isa<ReduceOp, DimOp, NDimOp, NumelOp, MatmulOp,
+                           TransposeOp>(op)
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              })
+              .wasInterrupted();
 }
 
 void RuleOp::getAsmBlockArgumentNames(Region &region,
@@ -590,6 +604,30 @@ LogicalResult ForTableOp::verifyRegions() {
     if (init.getType() != arg.getType() || init.getType() != result.getType())
       return emitOpError("loop-carried values keep their types");
   return verifyYieldTypes(*this, getBody(), getInits().getTypes(), "the body");
+}
+
+//===----------------------------------------------------------------------===//
+// The distributed step
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScheduleOp::verifyRegions() {
+  if (getWorldSize() < 1)
+    return emitOpError("needs at least one rank");
+  // Every collective is waited for exactly once, after it is launched.
+  for (Operation &op : getBody().front()) {
+    if (op.getNumResults() != 1 || !isa<TokenType>(op.getResult(0).getType()))
+      continue;
+    Value token = op.getResult(0);
+    if (!token.hasOneUse())
+      return op.emitOpError("must be waited for exactly once");
+    for (Attribute counts : {op.getAttr("counts")})
+      if (auto array = dyn_cast_or_null<DenseI64ArrayAttr>(counts))
+        if (static_cast<int64_t>(array.size()) != getWorldSize())
+          return op.emitOpError("gives ")
+                 << array.size() << " counts for " << getWorldSize()
+                 << " ranks";
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

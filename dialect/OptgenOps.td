@@ -650,6 +650,116 @@ def Optgen_BucketOp : Optgen_Op<"bucket", [HasParent<"OptimizerOp">,
 }
 
 //===----------------------------------------------------------------------===//
+// The distributed step
+//===----------------------------------------------------------------------===//
+
+def Optgen_ScheduleOp : Optgen_Op<"schedule", [HasParent<"OptimizerOp">,
+    NoTerminator, SingleBlock, NoRegionArguments]> {
+  let summary = "the order of a distributed step's collectives and updates";
+  let description = [{
+    One step on `world_size` ranks (`optgen-plan-shards`, from the runtime's
+    sharding planner): collectives on packed gradients and parameters, the
+    updates of this rank's parts, and the waits that order them.
+    `optgen-schedule-collectives` puts it in three phases: every reduction
+    launched, then per unit its wait, update and gather, then the gathers'
+    waits.
+
+    Example:
+    ```mlir
+    optgen.schedule world_size 2 {
+      %0 = optgen.all_reduce ["resid_lambdas"] elements 3 : !optgen.token
+      optgen.wait %0
+      optgen.compute ["resid_lambdas"]
+    }
+    ```
+  }];
+  let arguments = (ins I64Attr:$world_size);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "`world_size` $world_size attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+}
+
+def Optgen_AllReduceOp : Optgen_Op<"all_reduce", [HasParent<"ScheduleOp">]> {
+  let summary = "average the gradients of small tensors, packed, over ranks";
+  let description = [{
+    One collective for every tensor under the small threshold: their
+    gradients packed together and averaged; every rank then updates them.
+
+    Example:
+    ```mlir
+    %0 = optgen.all_reduce ["resid_lambdas", "x0_lambdas"] elements 24 : !optgen.token
+    ```
+  }];
+  let arguments = (ins StrArrayAttr:$params, I64Attr:$elements);
+  let results = (outs Optgen_TokenType:$token);
+  let assemblyFormat = "$params `elements` $elements attr-dict `:` qualified(type($token))";
+}
+
+def Optgen_ReduceScatterOp : Optgen_Op<"reduce_scatter", [HasParent<"ScheduleOp">]> {
+  let summary = "average packed gradients and give each rank its part";
+  let description = [{
+    The gradients of `params`, packed in order, averaged over ranks; rank r
+    receives `counts[r]` elements. Without `owners` the parameters are split
+    by element (an elementwise rule's, padded to equal parts); with them,
+    each parameter is whole in its owner's part.
+
+    Example:
+    ```mlir
+    %1 = optgen.reduce_scatter ["h.0.w", "h.1.w"] counts [4096, 4096] owners [0, 1] : !optgen.token
+    ```
+  }];
+  let arguments = (ins StrArrayAttr:$params, DenseI64ArrayAttr:$counts,
+                       OptionalAttr<DenseI32ArrayAttr>:$owners);
+  let results = (outs Optgen_TokenType:$token);
+  let assemblyFormat = [{
+    $params `counts` $counts (`owners` $owners^)? attr-dict `:` qualified(type($token))
+  }];
+}
+
+def Optgen_AllGatherOp : Optgen_Op<"all_gather", [HasParent<"ScheduleOp">]> {
+  let summary = "share every rank's updated part of packed parameters";
+  let description = [{
+    The counterpart of a reduce-scatter over the same `params` and
+    `counts`: every rank ends with every part.
+
+    Example:
+    ```mlir
+    %2 = optgen.all_gather ["h.0.w", "h.1.w"] counts [4096, 4096] : !optgen.token
+    ```
+  }];
+  let arguments = (ins StrArrayAttr:$params, DenseI64ArrayAttr:$counts);
+  let results = (outs Optgen_TokenType:$token);
+  let assemblyFormat = "$params `counts` $counts attr-dict `:` qualified(type($token))";
+}
+
+def Optgen_WaitOp : Optgen_Op<"wait", [HasParent<"ScheduleOp">]> {
+  let summary = "wait for a collective to complete";
+  let description = [{
+    Example:
+    ```mlir
+    optgen.wait %1
+    ```
+  }];
+  let arguments = (ins Optgen_TokenType:$token);
+  let assemblyFormat = "$token attr-dict";
+}
+
+def Optgen_ComputeOp : Optgen_Op<"compute", [HasParent<"ScheduleOp">]> {
+  let summary = "update this rank's part of parameters";
+  let description = [{
+    Runs the parameters' rules on this rank's part of them, with the
+    averaged gradients a completed collective gave.
+
+    Example:
+    ```mlir
+    optgen.compute ["h.0.w", "h.1.w"]
+    ```
+  }];
+  let arguments = (ins StrArrayAttr:$params);
+  let assemblyFormat = "$params attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
 

@@ -1768,6 +1768,9 @@ private:
       }
       smallNumel = builder.getI64IntegerAttr(*value);
     }
+    // nanochat's threshold, when the spec does not give one.
+    if (*strategy == DistributeStrategy::zero2 && !smallNumel)
+      smallNumel = builder.getI64IntegerAttr(1024);
     builder.setInsertionPointToEnd(&module);
     builder.create<DistributeOp>(loc(decl.getNameRange()), *strategy,
                                  smallNumel);

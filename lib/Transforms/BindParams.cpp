@@ -1,6 +1,6 @@
 //===- BindParams.cpp - Bind known parameters to their groups -------------===//
 
-#include "Planning.h"
+#include "optgen/Transforms/Planning.h"
 
 #include "optgen/Transforms/Passes.h"
 

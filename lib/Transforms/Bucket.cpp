@@ -1,6 +1,6 @@
 //===- Bucket.cpp - Bucket same-shape parameters of a group ---------------===//
 
-#include "Planning.h"
+#include "optgen/Transforms/Planning.h"
 
 #include "optgen/Transforms/Passes.h"
 

@@ -1,6 +1,6 @@
 //===- Planning.cpp - The runtime's planner for compile-time shapes -------===//
 
-#include "Planning.h"
+#include "optgen/Transforms/Planning.h"
 
 #include "optgen/Interpreter/Interpreter.h"
 #include "optgen/runtime/Error.h"
@@ -42,6 +42,38 @@ FailureOr<runtime::Plan> optgen::planParameters(OptimizerOp optimizer,
   }
   try {
     return runtime::planStep(params, groups);
+  } catch (const runtime::Error &error) {
+    return optimizer.emitError(error.what());
+  }
+}
+
+FailureOr<runtime::ShardPlan>
+optgen::planShardsFor(OptimizerOp optimizer, int worldSize,
+                      runtime::Plan &plan) {
+  DistributeOp distribute;
+  for (DistributeOp d : optimizer.getBlock().getOps<DistributeOp>())
+    distribute = d;
+  if (!distribute || distribute.getStrategy() != DistributeStrategy::zero2)
+    return optimizer.emitError("optimizer '")
+           << optimizer.getSymName()
+           << "' is not distributed: it needs 'distribute zero2'";
+  FailureOr<runtime::Plan> planned = planParameters(optimizer, true);
+  if (failed(planned))
+    return failure();
+  plan = *planned;
+  SmallVector<GroupOp> groups(optimizer.getBlock().getOps<GroupOp>());
+  std::vector<runtime::ShardParam> params;
+  for (auto [param, group] :
+       llvm::zip(optimizer.getBlock().getOps<ParamOp>(), plan.groupOf)) {
+    auto rule = SymbolTable::lookupNearestSymbolFrom<RuleOp>(
+        groups[group], groups[group].getRuleAttr());
+    params.push_back({{param.getShape().begin(), param.getShape().end()},
+                      isElementwiseRule(rule)});
+  }
+  try {
+    return runtime::planShards(
+        plan, params, worldSize,
+        static_cast<int64_t>(distribute.getSmallNumel().value_or(0)));
   } catch (const runtime::Error &error) {
     return optimizer.emitError(error.what());
   }

@@ -1,11 +1,13 @@
 """The distributed step against one rank: compare_ranks.py --runner R
---case C --mpiexec M --ranks N [--split-grads] [--state-quarter]
+--case C --mpiexec M --ranks N [--split-grads] [--replicated-bytes B]
+[--explain-with OPTGEN --spec SPEC [--define NAME=VALUE]]
 
 Replays the case with 1 rank and with N ranks (mpirun) and checks that every
-parameter ends the same (rel < 1e-6). With --state-quarter, also that rank
-0's optimizer state is within 2% of a quarter of the one-rank state plus
-what is replicated (the state of the tensors under small_numel, given as
---replicated-bytes). Prints `N passed, M failed`."""
+parameter ends the same (rel < 1e-6). With --replicated-bytes, also that
+rank 0's optimizer state is within 2% of 1/N of the one-rank state plus what
+is replicated (the state of the tensors under small_numel). With
+--explain-with, that `optgen explain` predicts the state rank 0 holds, to the byte. Prints
+`N passed, M failed`."""
 
 import argparse
 import json
@@ -33,6 +35,9 @@ def main():
     parser.add_argument("--ranks", type=int, required=True)
     parser.add_argument("--split-grads", action="store_true")
     parser.add_argument("--replicated-bytes", type=int)
+    parser.add_argument("--explain-with", metavar="OPTGEN")
+    parser.add_argument("--spec")
+    parser.add_argument("--define", action="append", default=[])
     args = parser.parse_args()
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     os.environ.update(env)
@@ -43,6 +48,15 @@ def main():
                    args.case, f"{tmp}/many.safetensors", f"{tmp}/many.json")
         a, _ = safetensors_io.read(f"{tmp}/one.safetensors")
         b, _ = safetensors_io.read(f"{tmp}/many.safetensors")
+        explained = None
+        if args.explain_with:
+            defines = [f"-D{d}" for d in args.define]
+            subprocess.run([args.explain_with, "explain", args.spec, *defines,
+                            "--shapes", args.case,
+                            "--world-size", str(args.ranks), "--report", f"{tmp}/plan.json"],
+                           check=True, stdout=subprocess.DEVNULL)
+            with open(f"{tmp}/plan.json") as f:
+                explained = json.load(f)
 
     passed = failed = 0
     for name in sorted(a):
@@ -61,6 +75,13 @@ def main():
         failed += not ok
         print(f"{'ok  ' if ok else 'FAIL'} state bytes on rank 0: {rank0} "
               f"(one rank {full}, expected {want:.0f} within 2%)")
+    if explained is not None:
+        predicted, measured = explained["ranks"][0]["state_bytes"], many["state_bytes_rank0"]
+        ok = predicted == measured
+        passed += ok
+        failed += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} optgen explain predicts {predicted} state bytes "
+              f"on rank 0; the runtime holds {measured}")
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed or not passed else 0)
 

@@ -14,6 +14,7 @@
 #include "optgen/Frontend/Parser.h"
 #include "optgen/Target/Cpu/EmitCpu.h"
 #include "optgen/Transforms/Passes.h"
+#include "optgen/Transforms/Planning.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -47,9 +48,14 @@ cl::SubCommand runCommand(
     "run", "Replay a case file (initial parameters, the gradient of each "
            "step) on the compiled optimizer or the reference interpreter");
 
+cl::SubCommand explainCommand(
+    "explain", "Show the plan of a distributed step: per rank what it "
+               "updates, its optimizer state, its traffic");
+
 cl::opt<std::string> specFile(cl::Positional, cl::desc("<spec.opt>"),
                               cl::Required, cl::sub(compileCommand),
-                              cl::sub(runCommand), cl::cat(optgenCategory));
+                              cl::sub(runCommand), cl::sub(explainCommand),
+                              cl::cat(optgenCategory));
 
 cl::opt<std::string> outputFile(
     "o",
@@ -88,7 +94,8 @@ cl::list<std::string>
             cl::desc("Set the spec's constant NAME to VALUE (an expression of "
                      "literals, e.g. -D compute=f32)"),
             cl::value_desc("NAME=VALUE"), cl::Prefix, cl::sub(compileCommand),
-            cl::sub(runCommand), cl::cat(optgenCategory));
+            cl::sub(runCommand), cl::sub(explainCommand),
+            cl::cat(optgenCategory));
 
 cl::opt<std::string> caseFile(
     "case",
@@ -132,6 +139,18 @@ cl::opt<std::string> shapesFile(
              "header (a model, or a case's param/<name> tensors) so that the "
              "plan is fixed in the generated code"),
     cl::value_desc("FILE.safetensors"), cl::sub(compileCommand),
+    cl::sub(explainCommand), cl::cat(optgenCategory));
+
+cl::opt<int> worldSize(
+    "world-size",
+    cl::desc("Plan the distributed step on N ranks (with --shapes, for "
+             "distribute zero2; --emit=planned shows it)"),
+    cl::value_desc("N"), cl::init(0), cl::sub(compileCommand),
+    cl::sub(explainCommand), cl::cat(optgenCategory));
+
+cl::opt<std::string> explainReport(
+    "report", cl::desc("Also write the plan's numbers as JSON"),
+    cl::value_desc("FILE.json"), cl::sub(explainCommand),
     cl::cat(optgenCategory));
 
 cl::opt<bool> splitInputFile(
@@ -218,6 +237,10 @@ LogicalResult planShapes(mlir::MLIRContext &context, mlir::ModuleOp module) {
   optimizers.addPass(createBindParams());
   optimizers.addPass(createBucket());
   optimizers.addPass(createSpecializeShapes());
+  if (worldSize > 0) {
+    optimizers.addPass(createPlanShards({worldSize}));
+    optimizers.addPass(createScheduleCollectives());
+  }
   return pm.run(module);
 }
 
@@ -461,6 +484,195 @@ std::string buildRunner(const std::map<std::string, std::string> &files) {
   return executable.str().str();
 }
 
+/// Elements of optimizer state rank `rank` keeps for `param` stepped by
+/// `rule`, as the runtime allocates them: all of them, those of its part
+/// (states shaped like the parameter shrink to the part), or none.
+std::optional<int64_t> stateElements(RuleOp rule, int64_t numel,
+                                     int64_t part) {
+  int64_t total = 0;
+  for (StateOp state : getRuleStates(rule)) {
+    int64_t elements = 1;
+    if (auto type = dyn_cast<SymbolicTensorType>(state.getType())) {
+      if (type.getAnyRank())
+        elements = numel;
+      for (mlir::Attribute dim : type.getDims()) {
+        auto size = dyn_cast<mlir::IntegerAttr>(dim);
+        if (!size) {
+          state.emitError("the size of this state is not known at compile "
+                          "time");
+          return std::nullopt;
+        }
+        elements *= size.getInt();
+      }
+    }
+    if (part == 0)
+      elements = 0;
+    else if (part != numel && elements == numel)
+      elements = part;
+    total += elements;
+  }
+  return total;
+}
+
+int explain() {
+  if (shapesFile.empty() || worldSize < 1) {
+    WithColor::error(errs(), "optgen")
+        << "explain needs --shapes FILE and --world-size N\n";
+    return 1;
+  }
+  std::string message;
+  std::unique_ptr<MemoryBuffer> input = mlir::openInputFile(specFile, &message);
+  if (!input) {
+    WithColor::error(errs(), "optgen") << message << "\n";
+    return 1;
+  }
+  mlir::MLIRContext context;
+  context.getOrLoadDialect<OptgenDialect>();
+  context.printOpOnDiagnostic(false);
+  SourceMgr sourceMgr;
+  unsigned specId = sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  SyntaxErrorFn onSyntaxError = syntaxErrorsAsDiagnostics(context, sourceMgr);
+  std::unique_ptr<ast::Module> spec =
+      parseSpec(sourceMgr, specId, onSyntaxError);
+  std::vector<std::unique_ptr<ast::Module>> defineModules;
+  std::vector<const ast::ConstDecl *> overrides;
+  if (!spec ||
+      failed(parseDefines(sourceMgr, defineModules, overrides, onSyntaxError)))
+    return 1;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlirGen(context, sourceMgr, *spec, overrides);
+  // Specialised and folded, every state has a known size.
+  if (!module || failed(planShapes(context, *module)) ||
+      failed(prepareKernels(context, *module)))
+    return 1;
+  auto optimizer = *module->getOps<OptimizerOp>().begin();
+  runtime::Plan plan;
+  FailureOr<runtime::ShardPlan> shards =
+      planShardsFor(optimizer, worldSize, plan);
+  if (failed(shards))
+    return 1;
+
+  // The rule each parameter runs: its bucket's specialised copy.
+  SmallVector<ParamOp> params(optimizer.getBlock().getOps<ParamOp>());
+  llvm::StringMap<RuleOp> ruleOf;
+  for (BucketOp bucket : optimizer.getBlock().getOps<BucketOp>())
+    for (mlir::Attribute name : bucket.getParams())
+      ruleOf[cast<mlir::StringAttr>(name).getValue()] =
+          mlir::SymbolTable::lookupNearestSymbolFrom<RuleOp>(optimizer,
+                                                       bucket.getRuleAttr());
+  auto numelOf = [&](size_t p) {
+    int64_t n = 1;
+    for (int64_t d : params[p].getShape())
+      n *= d;
+    return n;
+  };
+
+  struct Rank {
+    int64_t stateBytes = 0, sent = 0, received = 0;
+    std::vector<std::string> updates;
+  };
+  std::vector<Rank> ranks(worldSize);
+  int reduceScatters = 0, allGathers = 0, allReduces = 0;
+  for (const runtime::ShardUnit &unit : shards->units) {
+    int64_t total = 0;
+    for (int64_t c : unit.counts)
+      total += c;
+    if (unit.kind == runtime::ShardUnit::Kind::Small) {
+      ++allReduces;
+      for (int r = 0; r < worldSize; ++r) {
+        ranks[r].sent += 4 * total;
+        ranks[r].received += 4 * total;
+        for (size_t p : unit.params) {
+          std::optional<int64_t> elements = stateElements(
+              ruleOf[params[p].getName()], numelOf(p), numelOf(p));
+          if (!elements)
+            return 1;
+          ranks[r].stateBytes += 4 * *elements;
+          ranks[r].updates.push_back(params[p].getName().str() + " (all)");
+        }
+      }
+      continue;
+    }
+    ++reduceScatters;
+    ++allGathers;
+    int64_t at = 0;
+    std::vector<int64_t> start(worldSize, 0);
+    for (int r = 1; r < worldSize; ++r)
+      start[r] = start[r - 1] + unit.counts[r - 1];
+    for (int r = 0; r < worldSize; ++r) {
+      ranks[r].sent += 4 * (total + unit.counts[r]);
+      ranks[r].received += 4 * (unit.counts[r] + total);
+    }
+    for (auto [k, p] : llvm::enumerate(unit.params)) {
+      int64_t numel = numelOf(p);
+      for (int r = 0; r < worldSize; ++r) {
+        int64_t first = std::max(at, start[r]);
+        int64_t last = std::min(at + numel, start[r] + unit.counts[r]);
+        int64_t part = unit.kind == runtime::ShardUnit::Kind::Owned
+                           ? (unit.owner[k] == r ? numel : 0)
+                           : std::max<int64_t>(last - first, 0);
+        std::optional<int64_t> elements =
+            stateElements(ruleOf[params[p].getName()], numel, part);
+        if (!elements)
+          return 1;
+        ranks[r].stateBytes += 4 * *elements;
+        if (part == numel)
+          ranks[r].updates.push_back(params[p].getName().str());
+        else if (part > 0)
+          ranks[r].updates.push_back(
+              (params[p].getName() + "[" + Twine(first - at) + ":" +
+               Twine(last - at) + "]")
+                  .str());
+      }
+      at += numel;
+    }
+  }
+
+  outs() << "optimizer " << optimizer.getSymName() << " on " << worldSize
+         << " rank" << (worldSize == 1 ? "" : "s") << ": " << params.size()
+         << " parameters\n";
+  outs() << "collectives per step: "
+         << allReduces + reduceScatters + allGathers << " (" << allReduces
+         << " all-reduce, " << reduceScatters << " reduce-scatter, "
+         << allGathers << " all-gather)\n";
+  outs() << "load imbalance of owned matrices (max/mean of estimated cost): "
+         << format("%.3f", runtime::ownedImbalance(*shards)) << "\n\n";
+  outs() << "rank  state bytes   sent/step   received/step  updates\n";
+  for (auto [r, rank] : llvm::enumerate(ranks)) {
+    outs() << format("%4d  %11lld  %10lld  %14lld  ", static_cast<int>(r),
+                     static_cast<long long>(rank.stateBytes),
+                     static_cast<long long>(rank.sent),
+                     static_cast<long long>(rank.received));
+    llvm::interleaveComma(rank.updates, outs());
+    outs() << "\n";
+  }
+  outs() << "\n(bytes: f32 payloads each rank gives to and gets from the "
+            "collectives)\n";
+  if (!explainReport.empty()) {
+    std::error_code error;
+    raw_fd_ostream report(explainReport, error);
+    if (error) {
+      WithColor::error(errs(), "optgen") << "cannot write '" << explainReport
+                                         << "': " << error.message() << "\n";
+      return 1;
+    }
+    report << "{\"world_size\": " << worldSize
+           << ", \"collectives_per_step\": "
+           << allReduces + reduceScatters + allGathers
+           << ", \"imbalance\": "
+           << format("%.6f", runtime::ownedImbalance(*shards))
+           << ", \"ranks\": [";
+    for (auto [r, rank] : llvm::enumerate(ranks))
+      report << (r ? ", " : "") << "{\"rank\": " << r
+             << ", \"state_bytes\": " << rank.stateBytes
+             << ", \"sent_bytes\": " << rank.sent
+             << ", \"received_bytes\": " << rank.received << "}";
+    report << "]}\n";
+  }
+  return 0;
+}
+
 int runCase() {
   std::string message;
   std::unique_ptr<MemoryBuffer> input = mlir::openInputFile(specFile, &message);
@@ -526,14 +738,17 @@ int main(int argc, char **argv) {
       "optgen: a compiler for optimizer steps\n\n"
       "  optgen compile SPEC [--emit=ast|mlir|kernels] [-o FILE] [-D NAME=VALUE]\n"
       "  optgen compile SPEC --target=cpu -o DIR\n"
+      "  optgen explain SPEC --shapes FILE.safetensors --world-size N\n"
       "  optgen run SPEC --case CASE.safetensors [--out OUT.safetensors]\n"
       "             [--interpret | --target=cpu] [--repeat R] [--report R.json]\n\n"
-      "Run 'optgen compile --help' or 'optgen run --help' for the options of "
-      "a command.\n");
+      "Run 'optgen compile --help', 'optgen run --help' or 'optgen explain "
+      "--help' for the options of a command.\n");
   if (compileCommand)
     return compile();
   if (runCommand)
     return runCase();
+  if (explainCommand)
+    return explain();
   errs() << "optgen: no command given; run 'optgen --help'\n";
   return 1;
 }

@@ -1244,15 +1244,8 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
     for (auto [i, state] : llvm::enumerate(getRuleStates(rule)))
       os << (i ? ", " : "") << cppString(state.getName());
     std::string ident = legalIdentifier(rule.getSymName());
-    // Elementwise: nothing looks across elements or at the shape, so a part
-    // of a parameter can be stepped alone (ZeRO-2 splits it by element).
-    bool elementwise = param.getAnyRank();
-    rule.walk([&](Operation *op) {
-      if (isa<ReduceOp, DimOp, NDimOp, NumelOp, MatmulOp, TransposeOp>(op))
-        elementwise = false;
-    });
     os << "},\n      states_" << ident << ", step_" << ident << ", "
-       << (elementwise ? "true" : "false") << "});\n";
+       << (isElementwiseRule(rule) ? "true" : "false") << "});\n";
   }
   for (auto [group, where] : llvm::zip(groups, whereFunctions)) {
     size_t rule = llvm::find_if(rules, [&](RuleOp r) {

@@ -1,4 +1,4 @@
-//===- Planning.h - The runtime's planner for compile-time shapes -*- C++ -*-===//
+//===- Planning.h - The runtime's planners on compile-time shapes -*- C++ -*-===//
 //
 // The passes that bind and bucket parameters known at compile time call the
 // one planner (runtime/Planner.h) through here. The planner reports errors
@@ -7,11 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef OPTGEN_LIB_TRANSFORMS_PLANNING_H
-#define OPTGEN_LIB_TRANSFORMS_PLANNING_H
+#ifndef OPTGEN_TRANSFORMS_PLANNING_H
+#define OPTGEN_TRANSFORMS_PLANNING_H
 
 #include "dialect/OptgenDialect.h"
 #include "optgen/runtime/Planner.h"
+#include "optgen/runtime/Sharding.h"
 
 namespace optgen {
 
@@ -20,6 +21,12 @@ namespace optgen {
 mlir::FailureOr<runtime::Plan> planParameters(OptimizerOp optimizer,
                                               bool boundGroups);
 
+/// The ZeRO-2 plan of `optimizer`'s bucketed parameters over `worldSize`
+/// ranks (the runtime's sharding planner); the optimizer must distribute
+/// zero2. `plan` receives the step plan it starts from.
+mlir::FailureOr<runtime::ShardPlan>
+planShardsFor(OptimizerOp optimizer, int worldSize, runtime::Plan &plan);
+
 } // namespace optgen
 
-#endif // OPTGEN_LIB_TRANSFORMS_PLANNING_H
+#endif // OPTGEN_TRANSFORMS_PLANNING_H
