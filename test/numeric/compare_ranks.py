@@ -30,6 +30,8 @@ def run(command, case, out, report):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runner", required=True)
+    parser.add_argument("--runner-arg", action="append", default=[],
+                        help="an argument the runner takes first (optgen run SPEC ...)")
     parser.add_argument("--case", required=True)
     parser.add_argument("--mpiexec", required=True)
     parser.add_argument("--ranks", type=int, required=True)
@@ -43,8 +45,9 @@ def main():
     os.environ.update(env)
     split = ["--split-grads"] if args.split_grads else []
     with tempfile.TemporaryDirectory() as tmp:
-        one = run([args.runner], args.case, f"{tmp}/one.safetensors", f"{tmp}/one.json")
-        many = run([args.mpiexec, "-np", str(args.ranks), "--oversubscribe", args.runner] + split,
+        runner = [args.runner] + args.runner_arg
+        one = run(runner, args.case, f"{tmp}/one.safetensors", f"{tmp}/one.json")
+        many = run([args.mpiexec, "-np", str(args.ranks), "--oversubscribe"] + runner + split,
                    args.case, f"{tmp}/many.safetensors", f"{tmp}/many.json")
         a, _ = safetensors_io.read(f"{tmp}/one.safetensors")
         b, _ = safetensors_io.read(f"{tmp}/many.safetensors")

@@ -22,10 +22,12 @@
 #include "mlir/Transforms/Passes.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/Support/InitLLVM.h"
@@ -456,6 +458,29 @@ std::string buildRunner(const std::map<std::string, std::string> &files) {
     if (!sys::path::cache_directory(dir))
       dir = sys::path::parent_path(OPTGEN_RUNTIME_DIR);
     sys::path::append(dir, "optgen", runner + "-" + utohexstr(hash));
+  }
+  // Ranks of one `mpirun optgen run` build the same runner: one at a time.
+  if (std::error_code error = sys::fs::create_directories(dir)) {
+    WithColor::error(errs(), "optgen")
+        << "cannot create '" << dir << "': " << error.message() << "\n";
+    return "";
+  }
+  SmallString<256> lockPath(dir);
+  sys::path::append(lockPath, "build.lock");
+  int lockFd = -1;
+  if (std::error_code error = sys::fs::openFileForWrite(lockPath, lockFd)) {
+    WithColor::error(errs(), "optgen")
+        << "cannot open '" << lockPath << "': " << error.message() << "\n";
+    return "";
+  }
+  auto closeLock = llvm::make_scope_exit([&] {
+    sys::fs::unlockFile(lockFd);
+    sys::Process::SafelyCloseFileDescriptor(lockFd);
+  });
+  if (std::error_code error = sys::fs::lockFile(lockFd)) {
+    WithColor::error(errs(), "optgen")
+        << "cannot lock '" << lockPath << "': " << error.message() << "\n";
+    return "";
   }
   SmallString<256> src(dir), build(dir), log(dir), cache(dir);
   sys::path::append(src, "src");
