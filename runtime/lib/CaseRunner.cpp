@@ -166,7 +166,7 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
   std::vector<std::vector<float>> params, grads;
   std::vector<double> stepMs;
   int rank = 0, worldSize = 1;
-  int64_t stateBytes = -1;
+  int64_t stateBytes = -1, bytesSent = -1, bytesReceived = -1;
   for (int r = 0; r < options.repeat; ++r) {
     params = initial;
     grads.assign(names.size(), {});
@@ -208,6 +208,8 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
       stepMs.push_back(
           std::chrono::duration<double, std::milli>(end - start).count());
     }
+    bytesSent = stepper->bytesSent();
+    bytesReceived = stepper->bytesReceived();
   }
 
   // Every rank ends with the same parameters; rank 0 reports them.
@@ -221,6 +223,10 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
   report.emplace_back("world_size", worldSize);
   if (stateBytes >= 0)
     report.emplace_back("state_bytes_rank0", stateBytes);
+  if (worldSize > 1 || bytesSent > 0) {
+    report.emplace_back("sent_bytes_rank0", bytesSent);
+    report.emplace_back("received_bytes_rank0", bytesReceived);
+  }
   report.emplace_back("step_ms_median", median(stepMs));
   report.emplace_back("step_ms_min",
                       *std::min_element(stepMs.begin(), stepMs.end()));

@@ -391,12 +391,19 @@ void Optimizer::stepSharded() {
   std::vector<RequestPtr> reductions(unitCount), gathers(unitCount);
   auto numel = [&](size_t p) { return params_[p].param.numel(); };
 
+  bytesSent_ = bytesReceived_ = 0;
   // Phase 1: launch every reduction.
   for (size_t u = 0; u < unitCount; ++u) {
     const ShardUnit &unit = plan.units[u];
     int64_t total = 0;
     for (int64_t c : unit.counts)
       total += c;
+    // The payloads: an all-reduce gives and gets the packed tensors; a
+    // reduce-scatter gives them all and gets its part; its all-gather gives
+    // the part and gets them all.
+    bool small = unit.kind == ShardUnit::Kind::Small;
+    bytesSent_ += 4 * (small ? total : total + unit.counts[rank]);
+    bytesReceived_ += 4 * (small ? total : unit.counts[rank] + total);
     std::vector<float> &buffer =
         unit.kind == ShardUnit::Kind::Small ? reduced[u] : send[u];
     buffer.assign(static_cast<size_t>(total), 0.0f); // zero padding

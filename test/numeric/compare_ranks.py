@@ -79,12 +79,15 @@ def main():
         print(f"{'ok  ' if ok else 'FAIL'} state bytes on rank 0: {rank0} "
               f"(one rank {full}, expected {want:.0f} within 2%)")
     if explained is not None:
-        predicted, measured = explained["ranks"][0]["state_bytes"], many["state_bytes_rank0"]
-        ok = predicted == measured
-        passed += ok
-        failed += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} optgen explain predicts {predicted} state bytes "
-              f"on rank 0; the runtime holds {measured}")
+        for what, key in (("state", "state_bytes"), ("sent", "sent_bytes"),
+                          ("received", "received_bytes")):
+            predicted = explained["ranks"][0][key]
+            measured = many.get(f"{key}_rank0", 0)
+            ok = predicted == measured
+            passed += ok
+            failed += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} optgen explain predicts {predicted} {what} bytes "
+                  f"on rank 0; the runtime counts {measured}")
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed or not passed else 0)
 

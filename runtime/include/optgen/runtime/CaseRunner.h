@@ -38,8 +38,11 @@ public:
   /// This process's rank and the number of ranks stepping together.
   virtual int rank() const { return 0; }
   virtual int worldSize() const { return 1; }
-  /// Bytes of optimizer state this process holds, when it knows.
+  /// Bytes of optimizer state this process holds, and of collective
+  /// payloads it sent and received in the last step, when it knows.
   virtual int64_t stateBytes() const { return -1; }
+  virtual int64_t bytesSent() const { return -1; }
+  virtual int64_t bytesReceived() const { return -1; }
 };
 
 /// Steps a generated optimizer.
@@ -57,6 +60,10 @@ public:
   int rank() const override { return optimizer->communicator().rank(); }
   int worldSize() const override { return optimizer->communicator().size(); }
   int64_t stateBytes() const override { return optimizer->stateBytes(); }
+  int64_t bytesSent() const override { return optimizer->bytesSent(); }
+  int64_t bytesReceived() const override {
+    return optimizer->bytesReceived();
+  }
 
 private:
   std::unique_ptr<Optimizer> optimizer;

@@ -147,6 +147,10 @@ public:
   int64_t stepCount(const std::string &param) const;
   /// Bytes of optimizer state held.
   int64_t stateBytes() const;
+  /// Bytes this rank gave to and got from collectives in the last step (f32
+  /// payloads, as optgen explain counts them).
+  int64_t bytesSent() const { return bytesSent_; }
+  int64_t bytesReceived() const { return bytesReceived_; }
   /// The group a parameter was bound to (after finalize()).
   std::string groupOf(const std::string &param) const;
   /// The plan as a table: per bucket its group, rule, shape and parameters.
@@ -205,6 +209,7 @@ private:
   Plan plan_;
   std::unique_ptr<Communicator> communicator_;
   std::optional<ShardPlan> shards_; ///< set for distribute zero2
+  int64_t bytesSent_ = 0, bytesReceived_ = 0;
   bool finalized_ = false;
 };
 
