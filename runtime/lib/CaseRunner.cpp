@@ -21,6 +21,13 @@ namespace optgen::runtime {
 
 Stepper::~Stepper() = default;
 
+void Stepper::saveState(const std::string &) {
+  throw Error("this stepper keeps no checkpoints");
+}
+void Stepper::loadState(const std::string &) {
+  throw Error("this stepper keeps no checkpoints");
+}
+
 void OptimizerStepper::addGroup(const std::string &name,
                                 const std::string &rule) {
   optimizer->addGroup(name, rule);
@@ -190,6 +197,8 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
     }
     stepper->finalize();
     stateBytes = stepper->stateBytes();
+    if (!options.loadStatePath.empty())
+      stepper->loadState(options.loadStatePath);
     for (int64_t s = 1; s <= steps; ++s) {
       for (size_t i = 0; i < names.size(); ++i) {
         std::vector<float> g =
@@ -210,6 +219,8 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
     }
     bytesSent = stepper->bytesSent();
     bytesReceived = stepper->bytesReceived();
+    if (!options.saveStatePath.empty() && r + 1 == options.repeat)
+      stepper->saveState(options.saveStatePath);
   }
 
   // Every rank ends with the same parameters; rank 0 reports them.
@@ -310,10 +321,16 @@ int runnerMain(int argc, char **argv,
       options.repeat = std::atoi(value().c_str());
     else if (arg == "--split-grads")
       options.splitGrads = true;
+    else if (arg == "--load-state")
+      options.loadStatePath = value();
+    else if (arg == "--save-state")
+      options.saveStatePath = value();
     else {
       std::fprintf(stderr,
                    "usage: %s --case CASE.safetensors [--out OUT.safetensors] "
-                   "[--repeat R] [--report FILE.json] [--split-grads]\n",
+                   "[--repeat R] [--report FILE.json] [--split-grads]\n"
+                   "    [--load-state STATE.safetensors] [--save-state "
+                   "STATE.safetensors]\n",
                    argv[0]);
       return 1;
     }

@@ -218,9 +218,14 @@ void Optimizer::setCommunicator(std::unique_ptr<Communicator> communicator) {
   communicator_ = std::move(communicator);
 }
 
-void Optimizer::choosePartsHere(std::vector<int64_t> &begin,
-                                std::vector<int64_t> &length) const {
-  int rank = communicator_->rank();
+void Optimizer::partsOf(int rank, std::vector<int64_t> &begin,
+                        std::vector<int64_t> &length) const {
+  begin.assign(params_.size(), 0);
+  length.clear();
+  for (const Param &p : params_)
+    length.push_back(p.param.numel());
+  if (!shards_)
+    return;
   for (const ShardUnit &unit : shards_->units) {
     if (unit.kind == ShardUnit::Kind::Small)
       continue;
@@ -276,17 +281,15 @@ void Optimizer::finalize() {
                     group + "', which does not set '" + hyper.name + "'");
     }
 
-  std::vector<int64_t> partBegin(params_.size(), 0), partLength;
-  for (const Param &p : params_)
-    partLength.push_back(p.param.numel());
   if (spec_.distribution == Distribution::Zero2) {
     std::vector<ShardParam> shardParams;
     for (size_t i = 0; i < params_.size(); ++i)
       shardParams.push_back({params_[i].param.shape, ruleOf(i).elementwise});
     shards_ = planShards(plan_, shardParams, communicator_->size(),
                          spec_.smallNumel);
-    choosePartsHere(partBegin, partLength);
   }
+  std::vector<int64_t> partBegin, partLength;
+  partsOf(communicator_->rank(), partBegin, partLength);
   for (size_t i = 0; i < params_.size(); ++i) {
     Param &p = params_[i];
     const RuleSpec &rule = ruleOf(i);
@@ -296,6 +299,10 @@ void Optimizer::finalize() {
     rule.stateShapes(p.param.shape.data(),
                      static_cast<int>(p.param.shape.size()),
                      p.stateRows.data(), p.stateCols.data());
+    p.fullRows = p.stateRows;
+    p.fullCols = p.stateCols;
+    p.partBegin = partBegin[i];
+    p.partLength = partLength[i];
     for (size_t s = 0; s < count; ++s)
       if (partLength[i] == 0 ||
           (partLength[i] != p.param.numel() &&
@@ -517,55 +524,99 @@ std::string Optimizer::describePlan() const {
   return optgen::runtime::describePlan(plan_, params, groups);
 }
 
-void Optimizer::saveState(const std::string &path) const {
+/// Which ranks hold what of a state of `numel` elements that is `full`
+/// elements whole, given each rank's part of its parameter: a state shaped
+/// like the parameter is split as the parameter is; any other is held whole
+/// by the first rank that updates the parameter.
+static std::vector<int64_t> stateCounts(const std::vector<int64_t> &parts,
+                                        int64_t numel, int64_t full) {
+  std::vector<int64_t> counts(parts.size(), 0);
+  if (full == numel) {
+    counts = parts;
+    bool whole = std::count(parts.begin(), parts.end(), numel) > 1;
+    if (whole) // every rank updates it (a small tensor): rank 0 gives it
+      std::fill(counts.begin() + 1, counts.end(), 0);
+    return counts;
+  }
+  for (size_t r = 0; r < parts.size(); ++r)
+    if (parts[r] > 0) {
+      counts[r] = full;
+      break;
+    }
+  return counts;
+}
+
+void Optimizer::saveState(const std::string &path) {
   if (!finalized_)
     throw Error("saveState() before finalize()");
-  if (communicator_->size() > 1)
-    throw Error("saveState(): the state is sharded over " +
-                std::to_string(communicator_->size()) +
-                " ranks, and checkpoints of sharded state are not written "
-                "yet; save from a single-rank run");
+  // Each state is gathered whole (parts of sharded ones come from the
+  // ranks holding them) and rank 0 writes it, keyed by parameter name, so
+  // the file is the same whatever the number of ranks.
+  int size = communicator_->size(), rank = communicator_->rank();
+  std::vector<std::vector<int64_t>> parts(size); // [rank][param]
+  for (int r = 0; r < size; ++r) {
+    std::vector<int64_t> begin;
+    partsOf(r, begin, parts[r]);
+  }
   SafetensorsWriter writer;
   writer.setMetadata("optimizer", spec_.name);
-  for (const Param &p : params_) {
-    const RuleSpec &rule = ruleOf(paramIndex(p.name));
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Param &p = params_[i];
+    const RuleSpec &rule = ruleOf(i);
+    std::vector<int64_t> partOf(size);
+    for (int r = 0; r < size; ++r)
+      partOf[r] = parts[r][i];
     for (size_t s = 0; s < p.states.size(); ++s) {
-      std::vector<unsigned char> bytes(p.states[s].size() * sizeof(float));
+      int64_t full = p.fullRows[s] * p.fullCols[s];
+      std::vector<int64_t> counts = stateCounts(partOf, p.param.numel(), full);
+      std::vector<float> whole(static_cast<size_t>(full));
+      communicator_->allGather(p.states[s].data(), whole.data(), counts)
+          ->wait();
+      std::vector<unsigned char> bytes(whole.size() * sizeof(float));
       if (!bytes.empty())
-        std::memcpy(bytes.data(), p.states[s].data(), bytes.size());
+        std::memcpy(bytes.data(), whole.data(), bytes.size());
       writer.add("state/" + p.name + "/" + rule.states[s], DType::F32,
-                 {p.stateRows[s], p.stateCols[s]}, std::move(bytes));
+                 {p.fullRows[s], p.fullCols[s]}, std::move(bytes));
     }
     std::vector<unsigned char> step(sizeof(int64_t));
     std::memcpy(step.data(), &p.steps, sizeof(int64_t));
     writer.add("step/" + p.name, DType::I64, {1}, std::move(step));
   }
-  writer.write(path);
+  if (rank == 0)
+    writer.write(path);
+  // Nobody returns before the file is there.
+  float done = 0;
+  communicator_->allReduceMean(&done, 1)->wait();
 }
 
 void Optimizer::loadState(const std::string &path) {
   if (!finalized_)
     throw Error("loadState() before finalize()");
-  if (communicator_->size() > 1)
-    throw Error("loadState(): the state is sharded over " +
-                std::to_string(communicator_->size()) +
-                " ranks, and checkpoints of sharded state are not read yet; "
-                "load into a single-rank run");
   SafetensorsFile file = SafetensorsFile::open(path);
-  for (Param &p : params_) {
-    const RuleSpec &rule = ruleOf(paramIndex(p.name));
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Param &p = params_[i];
+    const RuleSpec &rule = ruleOf(i);
     for (size_t s = 0; s < p.states.size(); ++s) {
       std::string name = "state/" + p.name + "/" + rule.states[s];
       if (!file.has(name))
         throw Error(path + " has no state '" + rule.states[s] +
                     "' for parameter '" + p.name + "'");
       TensorView view = file.view(name);
-      if (view.numel() != static_cast<int64_t>(p.states[s].size()))
+      int64_t full = p.fullRows[s] * p.fullCols[s];
+      if (view.numel() != full)
         throw Error(path + ": state '" + name + "' has " +
                     std::to_string(view.numel()) + " elements, but parameter '" +
-                    p.name + "' needs " + std::to_string(p.states[s].size()));
+                    p.name + "' needs " + std::to_string(full));
       std::vector<float> values = toFloatVector(view);
-      std::copy(values.begin(), values.end(), p.states[s].begin());
+      // This rank's part: a slice of a state shaped like a split parameter,
+      // else all of it (or nothing, when it holds none).
+      int64_t from = static_cast<int64_t>(p.states[s].size()) < full &&
+                             full == p.param.numel()
+                         ? p.partBegin
+                         : 0;
+      std::copy(values.begin() + from,
+                values.begin() + from + p.states[s].size(),
+                p.states[s].begin());
     }
     std::string step = "step/" + p.name;
     if (!file.has(step))

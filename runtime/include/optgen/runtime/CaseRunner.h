@@ -43,6 +43,9 @@ public:
   virtual int64_t stateBytes() const { return -1; }
   virtual int64_t bytesSent() const { return -1; }
   virtual int64_t bytesReceived() const { return -1; }
+  /// Checkpoints of the optimizer state (all ranks call them).
+  virtual void saveState(const std::string &path);
+  virtual void loadState(const std::string &path);
 };
 
 /// Steps a generated optimizer.
@@ -64,6 +67,12 @@ public:
   int64_t bytesReceived() const override {
     return optimizer->bytesReceived();
   }
+  void saveState(const std::string &path) override {
+    optimizer->saveState(path);
+  }
+  void loadState(const std::string &path) override {
+    optimizer->loadState(path);
+  }
 
 private:
   std::unique_ptr<Optimizer> optimizer;
@@ -78,6 +87,8 @@ struct CaseOptions {
   /// Give each rank a different gradient whose mean over the ranks is the
   /// case's (so that averaging is tested); else every rank gets the case's.
   bool splitGrads = false;
+  std::string loadStatePath; ///< optimizer state to start from, or empty
+  std::string saveStatePath; ///< where the state after the last step goes
 };
 
 /// Replays the case `repeat` times, each on a fresh Stepper, writes the

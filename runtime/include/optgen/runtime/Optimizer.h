@@ -163,7 +163,10 @@ public:
 
   /// Writes / reads every parameter's state and step count (safetensors,
   /// keyed by parameter name, so a checkpoint is independent of the plan).
-  void saveState(const std::string &path) const;
+  /// Under a multi-rank communicator every rank calls them: the sharded
+  /// state is gathered to rank 0, which writes it; every rank reads its
+  /// part back, whatever the number of ranks that saved it.
+  void saveState(const std::string &path);
   void loadState(const std::string &path);
 
 private:
@@ -174,6 +177,8 @@ private:
     int rule = -1;     ///< the planned rule, or -1 for the group's
     std::vector<std::vector<float>> states;
     std::vector<int64_t> stateRows, stateCols;
+    std::vector<int64_t> fullRows, fullCols; ///< the states' whole shapes
+    int64_t partBegin = 0, partLength = 0;   ///< this rank's elements
     std::vector<float> stagedParam, stagedGrad; ///< for bf16 parameters
     int64_t steps = 0;
   };
@@ -187,9 +192,9 @@ private:
   /// The three phases of a ZeRO-2 step: launch every reduction; per unit,
   /// wait, update and launch its gather; wait for the gathers.
   void stepSharded();
-  /// Which elements of each parameter this rank updates and keeps state for.
-  void choosePartsHere(std::vector<int64_t> &begin,
-                       std::vector<int64_t> &length) const;
+  /// Which elements of each parameter `rank` updates and keeps state for.
+  void partsOf(int rank, std::vector<int64_t> &begin,
+               std::vector<int64_t> &length) const;
   /// Checks the registered parameters against spec().plannedParams and
   /// binds them to their planned groups.
   void applyPlannedGroups();
