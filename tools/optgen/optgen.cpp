@@ -539,10 +539,45 @@ std::optional<int64_t> stateElements(RuleOp rule, int64_t numel,
   return total;
 }
 
+/// Without shapes: how each group's parameters will be shared out.
+int explainPolicy(OptimizerOp optimizer) {
+  DistributeOp distribute;
+  for (DistributeOp d : optimizer.getBlock().getOps<DistributeOp>())
+    distribute = d;
+  bool zero2 =
+      distribute && distribute.getStrategy() == DistributeStrategy::zero2;
+  outs() << "optimizer " << optimizer.getSymName() << ": distribute "
+         << (zero2 ? "zero2" : "none");
+  if (zero2)
+    outs() << " (small_numel " << distribute.getSmallNumel().value_or(0)
+           << ")";
+  outs() << "\n";
+  if (!zero2) {
+    outs() << "every rank runs the whole step on its own gradients\n";
+    return 0;
+  }
+  outs() << "tensors under small_numel elements: gradients all-reduced in "
+            "one packed collective, updated on every rank\n";
+  for (GroupOp group : optimizer.getBlock().getOps<GroupOp>()) {
+    auto rule = mlir::SymbolTable::lookupNearestSymbolFrom<RuleOp>(
+        group, group.getRuleAttr());
+    outs() << "group " << group.getSymName() << " (rule " << rule.getSymName()
+           << "): "
+           << (isElementwiseRule(rule)
+                   ? "packed with the other elementwise rules' parameters, "
+                     "split by element over the ranks"
+                   : "each parameter owned whole by one rank (longest job "
+                     "first), one reduce-scatter and all-gather per shape")
+           << "\n";
+  }
+  outs() << "(give --shapes FILE.safetensors and --world-size N for the plan "
+            "per rank)\n";
+  return 0;
+}
+
 int explain() {
-  if (shapesFile.empty() || worldSize < 1) {
-    WithColor::error(errs(), "optgen")
-        << "explain needs --shapes FILE and --world-size N\n";
+  if (worldSize < 0) {
+    WithColor::error(errs(), "optgen") << "--world-size must be positive\n";
     return 1;
   }
   std::string message;
@@ -567,8 +602,14 @@ int explain() {
     return 1;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlirGen(context, sourceMgr, *spec, overrides);
+  if (!module)
+    return 1;
+  if (shapesFile.empty())
+    return explainPolicy(*module->getOps<OptimizerOp>().begin());
+  if (worldSize == 0)
+    worldSize = 1;
   // Specialised and folded, every state has a known size.
-  if (!module || failed(planShapes(context, *module)) ||
+  if (failed(planShapes(context, *module)) ||
       failed(prepareKernels(context, *module)))
     return 1;
   auto optimizer = *module->getOps<OptimizerOp>().begin();
