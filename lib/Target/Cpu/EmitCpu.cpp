@@ -705,7 +705,8 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
 
   bool parallel = reductions.empty() || flat;
   if (flat) {
-    line() << "OPTGEN_PARALLEL_FOR(if (" << R << " * " << C << " >= 65536)";
+    line() << "OPTGEN_PARALLEL_FOR(simd if (parallel : " << R << " * " << C
+           << " >= 65536)";
     for (const Reduction &r : reductions)
       os << " reduction(" << (r.op.getKind() == ReduceKind::max ? "max" : "+")
          << " : " << r.acc << ")";
