@@ -803,8 +803,10 @@ int main(int argc, char **argv) {
       argc, argv,
       "optgen: a compiler for optimizer steps\n\n"
       "  optgen compile SPEC [--emit=ast|mlir|kernels] [-o FILE] [-D NAME=VALUE]\n"
-      "  optgen compile SPEC --target=cpu -o DIR\n"
-      "  optgen explain SPEC --shapes FILE.safetensors --world-size N\n"
+      "  optgen compile SPEC --target=cpu -o DIR [--shapes MODEL.safetensors]\n"
+      "  optgen compile SPEC --shapes MODEL.safetensors [--world-size N] "
+      "--emit=planned\n"
+      "  optgen explain SPEC [--shapes MODEL.safetensors --world-size N]\n"
       "  optgen run SPEC --case CASE.safetensors [--out OUT.safetensors]\n"
       "             [--interpret | --target=cpu] [--repeat R] [--report R.json]\n\n"
       "Run 'optgen compile --help', 'optgen run --help' or 'optgen explain "
