@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
-  libgtest-dev libopenblas-dev openmpi-bin libopenmpi-dev
+  libgtest-dev libopenblas-dev libopenblas-openmp-dev openmpi-bin libopenmpi-dev
 )
 
 missing=()

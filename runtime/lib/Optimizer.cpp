@@ -376,7 +376,8 @@ void Optimizer::step() {
         p.stagedGrad[k] = readFloat(p.grad, static_cast<int64_t>(k));
       }
   }
-  if (shards_) {
+  // One rank alone needs no packing: the plain step is the same math.
+  if (shards_ && communicator_->size() > 1) {
     stepSharded();
   } else {
     for (const Bucket &bucket : plan_.buckets)

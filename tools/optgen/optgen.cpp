@@ -695,6 +695,10 @@ int explain() {
     }
   }
 
+  // A rank alone skips the collectives (they would be copies).
+  if (worldSize == 1)
+    for (Rank &rank : ranks)
+      rank.sent = rank.received = 0;
   outs() << "optimizer " << optimizer.getSymName() << " on " << worldSize
          << " rank" << (worldSize == 1 ? "" : "s") << ": " << params.size()
          << " parameters\n";
