@@ -509,6 +509,48 @@ std::string buildRunner(const std::map<std::string, std::string> &files) {
   return executable.str().str();
 }
 
+/// A spec read, parsed (with its -D overrides) and generated as MLIR; its
+/// errors go to the terminal with the source line.
+struct LoadedSpec {
+  mlir::MLIRContext context;
+  SourceMgr sourceMgr;
+  unsigned specId = 0;
+  std::unique_ptr<mlir::SourceMgrDiagnosticHandler> handler;
+  std::unique_ptr<ast::Module> spec;
+  std::vector<std::unique_ptr<ast::Module>> defineModules;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+/// The spec of the command line, or null after reporting why not.
+std::unique_ptr<LoadedSpec> loadSpec() {
+  std::string message;
+  std::unique_ptr<MemoryBuffer> input = mlir::openInputFile(specFile, &message);
+  if (!input) {
+    WithColor::error(errs(), "optgen") << message << "\n";
+    return nullptr;
+  }
+  auto loaded = std::make_unique<LoadedSpec>();
+  loaded->context.getOrLoadDialect<OptgenDialect>();
+  loaded->context.printOpOnDiagnostic(false);
+  loaded->specId =
+      loaded->sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
+  loaded->handler = std::make_unique<mlir::SourceMgrDiagnosticHandler>(
+      loaded->sourceMgr, &loaded->context);
+  SyntaxErrorFn onSyntaxError =
+      syntaxErrorsAsDiagnostics(loaded->context, loaded->sourceMgr);
+  loaded->spec = parseSpec(loaded->sourceMgr, loaded->specId, onSyntaxError);
+  std::vector<const ast::ConstDecl *> overrides;
+  if (!loaded->spec ||
+      failed(parseDefines(loaded->sourceMgr, loaded->defineModules, overrides,
+                          onSyntaxError)))
+    return nullptr;
+  loaded->module = mlirGen(loaded->context, loaded->sourceMgr, *loaded->spec,
+                           overrides);
+  if (!loaded->module)
+    return nullptr;
+  return loaded;
+}
+
 /// Elements of optimizer state rank `rank` keeps for `param` stepped by
 /// `rule`, as the runtime allocates them: all of them, those of its part
 /// (states shaped like the parameter shrink to the part), or none.
@@ -580,30 +622,11 @@ int explain() {
     WithColor::error(errs(), "optgen") << "--world-size must be positive\n";
     return 1;
   }
-  std::string message;
-  std::unique_ptr<MemoryBuffer> input = mlir::openInputFile(specFile, &message);
-  if (!input) {
-    WithColor::error(errs(), "optgen") << message << "\n";
+  std::unique_ptr<LoadedSpec> loaded = loadSpec();
+  if (!loaded)
     return 1;
-  }
-  mlir::MLIRContext context;
-  context.getOrLoadDialect<OptgenDialect>();
-  context.printOpOnDiagnostic(false);
-  SourceMgr sourceMgr;
-  unsigned specId = sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  SyntaxErrorFn onSyntaxError = syntaxErrorsAsDiagnostics(context, sourceMgr);
-  std::unique_ptr<ast::Module> spec =
-      parseSpec(sourceMgr, specId, onSyntaxError);
-  std::vector<std::unique_ptr<ast::Module>> defineModules;
-  std::vector<const ast::ConstDecl *> overrides;
-  if (!spec ||
-      failed(parseDefines(sourceMgr, defineModules, overrides, onSyntaxError)))
-    return 1;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlirGen(context, sourceMgr, *spec, overrides);
-  if (!module)
-    return 1;
+  mlir::MLIRContext &context = loaded->context;
+  mlir::OwningOpRef<mlir::ModuleOp> &module = loaded->module;
   if (shapesFile.empty())
     return explainPolicy(*module->getOps<OptimizerOp>().begin());
   if (worldSize == 0)
@@ -744,29 +767,13 @@ int explain() {
 }
 
 int runCase() {
-  std::string message;
-  std::unique_ptr<MemoryBuffer> input = mlir::openInputFile(specFile, &message);
-  if (!input) {
-    WithColor::error(errs(), "optgen") << message << "\n";
+  std::unique_ptr<LoadedSpec> loaded = loadSpec();
+  if (!loaded)
     return 1;
-  }
-  mlir::MLIRContext context;
-  context.getOrLoadDialect<OptgenDialect>();
-  SourceMgr sourceMgr;
-  unsigned specId = sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  SyntaxErrorFn onSyntaxError = syntaxErrorsAsDiagnostics(context, sourceMgr);
-  std::unique_ptr<ast::Module> spec =
-      parseSpec(sourceMgr, specId, onSyntaxError);
-  std::vector<std::unique_ptr<ast::Module>> defineModules;
-  std::vector<const ast::ConstDecl *> overrides;
-  if (!spec ||
-      failed(parseDefines(sourceMgr, defineModules, overrides, onSyntaxError)))
-    return 1;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlirGen(context, sourceMgr, *spec, overrides);
-  if (!module)
-    return 1;
+  mlir::MLIRContext &context = loaded->context;
+  mlir::OwningOpRef<mlir::ModuleOp> &module = loaded->module;
+  SourceMgr &sourceMgr = loaded->sourceMgr;
+  unsigned specId = loaded->specId;
   auto optimizer = *module->getOps<OptimizerOp>().begin();
   if (interpret) {
     if (splitGrads) {
