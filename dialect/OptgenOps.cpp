@@ -620,12 +620,10 @@ LogicalResult ScheduleOp::verifyRegions() {
     Value token = op.getResult(0);
     if (!token.hasOneUse())
       return op.emitOpError("must be waited for exactly once");
-    for (Attribute counts : {op.getAttr("counts")})
-      if (auto array = dyn_cast_or_null<DenseI64ArrayAttr>(counts))
-        if (static_cast<int64_t>(array.size()) != getWorldSize())
-          return op.emitOpError("gives ")
-                 << array.size() << " counts for " << getWorldSize()
-                 << " ranks";
+    if (auto counts = dyn_cast_or_null<DenseI64ArrayAttr>(op.getAttr("counts")))
+      if (static_cast<uint64_t>(counts.size()) != getWorldSize())
+        return op.emitOpError("gives ")
+               << counts.size() << " counts for " << getWorldSize() << " ranks";
   }
   return success();
 }
