@@ -1,24 +1,32 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The PyTorch baseline for bench/bench_step.cpp: nanochat's MuonAdamW step.
 
 The same math as examples/nanochat.opt (nanochat/optim.py at a9d0a86, as
-described in the reference MATH.md), written as nanochat writes it but in
-eager PyTorch on the CPU, with fp32 compute to match the optgen f32 variant:
+the reference MATH.md describes it), written as nanochat writes it, on the
+CPU with fp32 compute (the spec's `-D compute=f32`):
 
-- AdamW per parameter with in-place torch ops (nanochat's adamw_step_fused
-  without torch.compile);
-- Muon per group of same-shape matrices, stacked K x m x n as nanochat does
-  (torch.stack of the parameters and gradients, batched matmuls, copy back):
-  momentum, Nesterov, MuonEq, Polar Express (5 iterations), Muon+, NorMuon
-  variance reduction, cautious weight decay.
+- two step functions, as nanochat's adamw_step_fused and muon_step_fused:
+  AdamW for one parameter; Muon for a group of same-shape matrices stacked
+  K x m x n (torch.stack of the parameters and gradients, batched matmuls,
+  copied back with torch._foreach_copy_): momentum, Nesterov, MuonEq, Polar
+  Express (5 iterations), Muon+, NorMuon variance reduction, cautious weight
+  decay;
+- the hyperparameters reach them as 0-D CPU tensors, filled before each
+  call, so that changing a value never recompiles;
+- --mode compile (the baseline): both functions under
+  torch.compile(dynamic=False, fullgraph=True), inductor generating C++ for
+  the CPU, as nanochat runs them. The two checked steps and the warm-up
+  compile every shape first, so compilation is never timed (its time is
+  printed). --mode eager: the same functions uncompiled.
 
 Same parameter shapes and names, same hyperparameters (the spec's), and the
 same deterministic data (splitmix64, as in bench_step.cpp), so the two
 programs' results are compared (a fingerprint of the step's deltas), not only
 their times.
 
-Run with Debian's interpreter, /usr/bin/python3 (python3-torch). Prints one
-"RESULT key=value ..." line per depth, which bench/run.sh reads.
+Run with PyTorch 2.x from bench/.venv (bench/setup.sh makes it):
+  bench/.venv/bin/python bench/baseline_torch.py [--mode compile|eager]
+Prints one "RESULT key=value ..." line per depth, which bench/run.sh reads.
 """
 
 import argparse
@@ -97,30 +105,32 @@ def nanochat_params(depth):
 # The optimizer
 # --------------------------------------------------------------------------
 
-def adamw_step(p, grad, exp_avg, exp_avg_sq, step, lr, betas, eps, weight_decay):
-    """nanochat's adamw_step_fused, eager (Python floats for the scalars)."""
-    beta1, beta2 = betas
-    p.mul_(1 - lr * weight_decay)
-    exp_avg.lerp_(grad, 1 - beta1)
-    exp_avg_sq.lerp_(grad.square(), 1 - beta2)
-    bias1 = 1 - beta1 ** step
-    bias2 = 1 - beta2 ** step
-    denom = (exp_avg_sq / bias2).sqrt() + eps
-    step_size = lr / bias1
-    p.add_(exp_avg / denom, alpha=-step_size)
+def adamw_step(p, grad, exp_avg, exp_avg_sq, step_t, lr_t, beta1_t, beta2_t,
+               eps_t, wd_t):
+    """AdamW on one parameter, in place (MATH.md); the hyperparameters and
+    the step count are 0-D tensors. Everything is fp32 here, so nanochat's
+    casts to fp32 and back are identities and left out."""
+    p.mul_(1 - lr_t * wd_t)
+    exp_avg.lerp_(grad, 1 - beta1_t)
+    exp_avg_sq.lerp_(grad.square(), 1 - beta2_t)
+    bias1 = 1 - beta1_t ** step_t
+    bias2 = 1 - beta2_t ** step_t
+    denom = (exp_avg_sq / bias2).sqrt() + eps_t
+    p.sub_(exp_avg / denom * (lr_t / bias1))
 
 
 def muon_step(stacked_grads, stacked_params, momentum_buffer,
-              second_momentum_buffer, lr, momentum, ns_steps, beta2,
-              weight_decay):
-    """nanochat's muon_step_fused at a9d0a86 with fp32 compute, eager, on a
-    K x m x n stack."""
+              second_momentum_buffer, momentum_t, lr_t, wd_t, beta2_t,
+              ns_steps, red_dim):
+    """Muon (a9d0a86, fp32 compute) on a K x m x n stack, in place on the
+    stacked parameters and the two buffers. lr_t is already scaled by
+    sqrt(max(1, m/n)); ns_steps and red_dim are Python ints (a compiled
+    graph is specialised on them)."""
     m, n = stacked_params.shape[-2:]
-    red_dim = -1 if m >= n else -2
-    # Nesterov momentum.
-    momentum_buffer.lerp_(stacked_grads, 1 - momentum)
-    x = stacked_grads.lerp(momentum_buffer, momentum)
-    # MuonEq: equal row norms.
+    # Momentum and Nesterov (the stacked gradients are a scratch copy).
+    momentum_buffer.lerp_(stacked_grads, 1 - momentum_t)
+    x = stacked_grads.lerp_(momentum_buffer, momentum_t)
+    # MuonEq: every row to the mean row norm.
     target = x.norm(dim=(-2, -1), keepdim=True) / math.sqrt(m)
     row = x.norm(dim=-1, keepdim=True).clamp_min(1e-6)
     x = x * (target / row)
@@ -135,30 +145,46 @@ def muon_step(stacked_grads, stacked_params, momentum_buffer,
             A = x @ x.mT
             B = b * A + c * (A @ A)
             x = a * x + B @ x
-    # Muon+: fix the update's norm.
+    # Muon+: the update's norm to sqrt(min(m, n)).
     x = x * (math.sqrt(min(m, n)) / x.norm(dim=(-2, -1), keepdim=True).clamp_min(1e-6))
     # NorMuon variance reduction.
     v_mean = x.square().mean(dim=red_dim, keepdim=True)
     red_size = x.size(red_dim)
     v_norm = (v_mean.sum(dim=(-2, -1), keepdim=True) * red_size).sqrt()
-    second_momentum_buffer.lerp_(v_mean, 1 - beta2)
+    second_momentum_buffer.lerp_(v_mean, 1 - beta2_t)
     step_size = second_momentum_buffer.clamp_min(1e-10).rsqrt()
     v_norm_new = (v_mean * red_size * step_size.square()).sum(dim=(-2, -1), keepdim=True).sqrt()
-    x = x * (step_size * v_norm / v_norm_new.clamp_min(1e-10))
+    x = x * (step_size * (v_norm / v_norm_new.clamp_min(1e-10)))
     # Cautious weight decay and the update.
-    lr_eff = lr * math.sqrt(max(1.0, m / n))
     mask = (x * stacked_params) >= 0
-    stacked_params.sub_(lr_eff * x + lr_eff * weight_decay * stacked_params * mask)
+    stacked_params.sub_(lr_t * x + lr_t * wd_t * stacked_params * mask)
+
+
+def step_functions(mode):
+    """(adamw, muon) as the mode runs them: nanochat compiles both with
+    torch.compile(dynamic=False, fullgraph=True)."""
+    if mode == "eager":
+        return adamw_step, muon_step
+    compile_ = lambda fn: torch.compile(fn, dynamic=False, fullgraph=True)
+    return compile_(adamw_step), compile_(muon_step)
+
+
+def scalar():
+    """A 0-D CPU tensor for a hyperparameter."""
+    return torch.tensor(0.0, dtype=torch.float32, device="cpu")
 
 
 class MuonAdamW:
     """Groups as nanochat's setup_optimizer makes them: AdamW groups by
     name, one Muon group per distinct matrix shape."""
 
-    def __init__(self, named):
+    def __init__(self, named, mode):
+        self.adamw_step, self.muon_step = step_functions(mode)
         self.adamw = []  # (params, settings)
         self.muon = []   # (params, momentum_buffer, second_momentum_buffer)
         self.step_count = 0
+        self.adamw_t = {k: scalar() for k in ("step", "lr", "beta1", "beta2", "eps", "wd")}
+        self.muon_t = {k: scalar() for k in ("momentum", "lr", "wd", "beta2")}
         by_group = {}
         for _, p, group in named:
             by_group.setdefault(group, []).append(p)
@@ -175,17 +201,29 @@ class MuonAdamW:
     @torch.no_grad()
     def step(self):
         self.step_count += 1
+        t = self.adamw_t
         for p, exp_avg, exp_avg_sq, s in self.adamw:
-            adamw_step(p, p.grad, exp_avg, exp_avg_sq, self.step_count,
-                       s["lr"], s["betas"], s["eps"], s["weight_decay"])
+            t["step"].fill_(self.step_count)
+            t["lr"].fill_(s["lr"])
+            t["beta1"].fill_(s["betas"][0])
+            t["beta2"].fill_(s["betas"][1])
+            t["eps"].fill_(s["eps"])
+            t["wd"].fill_(s["weight_decay"])
+            self.adamw_step(p, p.grad, exp_avg, exp_avg_sq, t["step"], t["lr"],
+                            t["beta1"], t["beta2"], t["eps"], t["wd"])
+        t = self.muon_t
         for params, momentum_buffer, smb in self.muon:
+            m, n = params[0].shape
             stacked_grads = torch.stack([p.grad for p in params])
             stacked_params = torch.stack(params)
-            muon_step(stacked_grads, stacked_params, momentum_buffer, smb,
-                      MUON["lr"], MUON["momentum"], MUON["ns_steps"],
-                      MUON["beta2"], MUON["weight_decay"])
-            for p, updated in zip(params, stacked_params.unbind(0)):
-                p.copy_(updated)
+            t["momentum"].fill_(MUON["momentum"])
+            t["lr"].fill_(MUON["lr"] * math.sqrt(max(1.0, m / n)))
+            t["wd"].fill_(MUON["weight_decay"])
+            t["beta2"].fill_(MUON["beta2"])
+            self.muon_step(stacked_grads, stacked_params, momentum_buffer, smb,
+                           t["momentum"], t["lr"], t["wd"], t["beta2"],
+                           MUON["ns_steps"], -1 if m >= n else -2)
+            torch._foreach_copy_(params, list(stacked_params.unbind(0)))
 
 
 def make_model(defs):
@@ -240,36 +278,45 @@ def time_runs(warmup, reps, body):
 
 
 # --------------------------------------------------------------------------
-# The BLAS torch really calls
+# The BLAS torch calls, on the products the step performs
 # --------------------------------------------------------------------------
 
-def loaded_blas():
-    """The BLAS / LAPACK libraries mapped into this process: Debian's torch
-    calls libblas.so.3, which the alternatives system points at OpenBLAS or
-    at the (~40x slower) reference BLAS."""
-    libs = set()
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            path = line.split()[-1]
-            if "blas" in path or "lapack" in path:
-                libs.add(os.path.realpath(path))
-    return sorted(libs)
+def polar_operands(m, n):
+    """The operand pairs of one Polar Express iteration on an m x n matrix,
+    laid out as muon_step has them (tall: X^T X, A A, X B; otherwise
+    X X^T, A A, B X), filled with small values."""
+    x = torch.rand(m, n) * 0.01
+    s = min(m, n)
+    a = torch.rand(s, s) * 0.01
+    if m > n:
+        return [(x.mT, x), (a, a), (x, a)]
+    return [(x, x.mT), (a, a), (a, x)]
 
 
-def matmul_rate(size=1024, reps=10):
-    a = torch.rand(size, size)
-    b = torch.rand(size, size)
-    times = time_runs(2, reps, lambda: torch.mm(a, b))
-    return 2.0 * size ** 3 / statistics.median(times) / 1e9
+def polar_flops(m, n):
+    """The standard flops of Polar Express's products on an m x n matrix
+    in one step (bench_step.cpp's polarFlops)."""
+    s, l = min(m, n), max(m, n)
+    return MUON["ns_steps"] * (4 * l * s * s + 2 * s ** 3)
 
 
-def measure(defs, steps, warmup):
+def mm_rate(pairs, reps):
+    """GFLOP/s of torch.mm over the pairs in sequence, best of `reps` (a
+    ceiling, as optgen-bench's BLAS rates: neighbours only slow a run)."""
+    flops = sum(2 * a.shape[0] * a.shape[1] * b.shape[1] for a, b in pairs)
+    times = time_runs(2, reps, lambda: [torch.mm(a, b) for a, b in pairs])
+    return flops / min(times) / 1e9
+
+
+def measure(defs, steps, warmup, mode):
     """One depth at the current thread count: (full step times, AdamW step
-    times, fingerprints, others' CPU share)."""
+    times, fingerprints, seconds of the first step, others' CPU share)."""
     named = make_model(defs)
-    opt = MuonAdamW(named)
+    opt = MuonAdamW(named, mode)
     before = [p.clone() for _, p, _ in named]
-    opt.step()  # two checked steps, as optgen-bench
+    start = time.perf_counter()
+    opt.step()  # two checked steps, as optgen-bench; compile mode compiles here
+    first_s = time.perf_counter() - start
     opt.step()
     fa = fingerprint(named, before, muon=False)
     fm = fingerprint(named, before, muon=True)
@@ -281,40 +328,48 @@ def measure(defs, steps, warmup):
     del opt, named
 
     adamw_named = make_model([d for d in defs if d[2] != "muon"])
-    adamw_opt = MuonAdamW(adamw_named)
+    adamw_opt = MuonAdamW(adamw_named, mode)
     adamw = time_runs(warmup + 2, 3 * steps, adamw_opt.step)
     del adamw_opt, adamw_named
-    return full, adamw, fa, fm, others_percent(start, sample_cpu())
+    return full, adamw, fa, fm, first_s, others_percent(start, sample_cpu())
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=("compile", "eager"), default="compile",
+                        help="compile: nanochat's torch.compile'd step functions "
+                             "(the baseline); eager: the same functions uncompiled")
     parser.add_argument("--depths", default="2,4,6")
     parser.add_argument("--steps", type=int, default=0,
                         help="timed steps (0: 21, 11 and 7 by depth, as optgen-bench)")
     parser.add_argument("--warmup", type=int, default=2)
     cpus = len(os.sched_getaffinity(0))
-    parser.add_argument("--threads", default=f"{cpus},1" if cpus > 1 else "1",
+    parser.add_argument("--threads", default=str(torch.get_num_threads()),
                         help="intra-op thread counts to try, comma-separated; each "
-                             "depth reports the fastest (default: every CPU, as "
-                             "optgen-bench's OpenMP, and 1, torch's default here)")
+                             "depth reports the fastest (default: torch's own, one "
+                             f"per core: {torch.get_num_threads()} of {cpus} CPUs here)")
     args = parser.parse_args()
-    # Debian's torch starts with 1 intra-op thread on this machine, while
-    # OpenMP (optgen-bench) takes every core. Neither is always faster: its
-    # OpenMP threads and OpenBLAS's own threads share 2 cores, and whichever
-    # spins slows the other down. So both are timed, and the baseline is the
-    # faster of the two: the one a user would pick.
-    default_threads = torch.get_num_threads()
     thread_counts = [int(t) for t in args.threads.split(",")]
+    side = f"torch-{args.mode}"
 
-    gflops = matmul_rate()
-    print(f"torch {torch.__version__}, intra-op threads tried: {thread_counts} "
-          f"(torch's default here: {default_threads}); "
-          f"BLAS libraries loaded: {', '.join(loaded_blas()) or 'none'}")
-    print(f"torch.mm 1024^3 fp32: {gflops:.1f} GFLOP/s (median of 10)")
-    if gflops < 20:
-        print("WARNING: this is not an optimised BLAS (the reference BLAS runs "
-              "at ~3 GFLOP/s); the baseline would be meaningless", file=sys.stderr)
+    # Every shape is compiled once per depth (dynamic=False): more graphs
+    # than dynamo's default limit when several depths run in one process.
+    # Past the limit dynamo would fall back to eager silently; make it an
+    # error instead.
+    dynamo = torch._dynamo.config
+    for name in ("recompile_limit", "cache_size_limit"):
+        if hasattr(dynamo, name):
+            setattr(dynamo, name, 64)
+    if hasattr(dynamo, "fail_on_recompile_limit_hit"):
+        dynamo.fail_on_recompile_limit_hit = True
+
+    blas = next((f.split("BLAS_INFO=")[1] for f in torch.__config__.show().split(",")
+                 if "BLAS_INFO=" in f), "unknown")
+    print(f"torch {torch.__version__} ({args.mode}), BLAS {blas}, CPU capability "
+          f"{torch.backends.cpu.get_cpu_capability()}, intra-op threads tried: "
+          f"{thread_counts}")
+    print(f"torch.mm 1024^3 fp32: {mm_rate([(torch.rand(1024, 1024),) * 2], 10):.1f} "
+          f"GFLOP/s (best of 10)")
     print()
 
     rows = []
@@ -323,41 +378,60 @@ def main():
         steps = args.steps or (21 if depth <= 2 else 11 if depth <= 4 else 7)
         params = sum(math.prod(shape) for _, shape, _ in defs)
         adamw_bytes = 7 * 4 * sum(math.prod(s) for _, s, g in defs if g != "muon")
-        print(f"depth {depth}: {params} params")
+        matmul_flops = sum(polar_flops(*s) for _, s, g in defs if g == "muon")
+        pairs = [pair for _, s, g in defs if g == "muon" for pair in polar_operands(*s)]
+        print(f"depth {depth}: {params} params; Polar Express {matmul_flops / 1e9:.3f} GFLOP")
         best = best_adamw = None
         for threads in thread_counts:
             torch.set_num_threads(threads)
-            full, adamw, fa, fm, others = measure(defs, steps, args.warmup)
+            # Inductor's C++ fixes its thread count when it compiles.
+            torch._dynamo.reset()
+            rate = mm_rate(pairs, 7)
+            full, adamw, fa, fm, first_s, others = measure(defs, steps, args.warmup,
+                                                           args.mode)
             full_ms = 1e3 * statistics.median(full)
             adamw_ms = 1e3 * statistics.median(adamw)
+            # The Muon part is the difference of two medians: on a busy
+            # machine it can come out negative, which says nothing.
+            muon_ms = full_ms - adamw_ms
+            muon_gflops = matmul_flops / (muon_ms * 1e-3) / 1e9 if muon_ms > 0 else math.nan
             print(f"  {threads} thread(s): full step ms median {full_ms:.2f} "
                   f"(min {1e3 * min(full):.2f}, max {1e3 * max(full):.2f}); "
                   f"AdamW ms median {adamw_ms:.2f} (min {1e3 * min(adamw):.2f}); "
-                  f"other processes used {others:.0f}% of the CPUs"
+                  f"first step {first_s:.1f} s"
+                  + (" (compiling)" if args.mode == "compile" else ""))
+            print(f"    Polar Express {muon_gflops:.1f} GFLOP/s over the Muon part "
+                  f"(full - AdamW) against torch.mm on its products {rate:.1f} GFLOP/s "
+                  f"(best of 7): {100 * muon_gflops / rate:.0f}%; other processes used "
+                  f"{others:.0f}% of the CPUs"
                   + (" (noisy: rerun on a quiet machine)" if others > 10 else ""))
-            if best is None or full_ms < best[1]:
-                best = (threads, full_ms, fa, fm, others)
+            if best is None or full_ms < best["full_ms"]:
+                best = dict(threads=threads, full_ms=full_ms, fa=fa, fm=fm, others=others,
+                            first_s=first_s, muon_gflops=muon_gflops, rate=rate)
             if best_adamw is None or adamw_ms < best_adamw[1]:
                 best_adamw = (threads, adamw_ms)
-        threads, full_ms, fa, fm, others = best
+        fa, fm = best["fa"], best["fm"]
         print(f"  fingerprint after 2 steps: adamw sum {fa[0]:.9e} abs {fa[1]:.9e}; "
               f"muon sum {fm[0]:.9e} abs {fm[1]:.9e}")
         rows.append((depth, params, best_adamw[1],
                      adamw_bytes / (best_adamw[1] * 1e-3) / 1e9, best_adamw[0],
-                     full_ms, threads))
-        print(f"RESULT side=torch depth={depth} params={params} full_ms={full_ms:.3f} "
-              f"full_threads={threads} adamw_ms={best_adamw[1]:.3f} "
-              f"adamw_threads={best_adamw[0]} adamw_sum={fa[0]:.9e} "
-              f"adamw_abs={fa[1]:.9e} muon_sum={fm[0]:.9e} muon_abs={fm[1]:.9e} "
-              f"mm_gflops={gflops:.1f} others_pct={others:.0f}")
+                     best["full_ms"], best["threads"], best["muon_gflops"], best["rate"]))
+        print(f"RESULT side={side} depth={depth} params={params} "
+              f"full_ms={best['full_ms']:.3f} full_threads={best['threads']} "
+              f"adamw_ms={best_adamw[1]:.3f} adamw_threads={best_adamw[0]} "
+              f"adamw_sum={fa[0]:.9e} adamw_abs={fa[1]:.9e} muon_sum={fm[0]:.9e} "
+              f"muon_abs={fm[1]:.9e} muon_gflops={best['muon_gflops']:.1f} "
+              f"blas_gflops={best['rate']:.1f} first_step_s={best['first_s']:.1f} "
+              f"others_pct={best['others']:.0f}")
         print(flush=True)
 
-    print("The faster thread count per depth and part:")
-    print("| depth | params | AdamW ms | AdamW GB/s | AdamW threads | full step ms | full threads |")
-    print("|---|---|---|---|---|---|---|")
-    for depth, params, adamw_ms, gbs, adamw_threads, full_ms, full_threads in rows:
+    print(f"{side}, the faster thread count per depth and part:")
+    print("| depth | params | AdamW ms | AdamW GB/s | AdamW threads | full step ms | "
+          "full threads | Muon GFLOP/s | torch.mm GFLOP/s (shapes) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for depth, params, adamw_ms, gbs, adamw_threads, full_ms, full_threads, mg, rate in rows:
         print(f"| {depth} | {params} | {adamw_ms:.2f} | {gbs:.1f} | {adamw_threads} | "
-              f"{full_ms:.1f} | {full_threads} |")
+              f"{full_ms:.1f} | {full_threads} | {mg:.1f} | {rate:.1f} |")
 
 
 if __name__ == "__main__":

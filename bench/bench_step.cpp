@@ -744,11 +744,13 @@ int main(int argc, char **argv) {
     std::printf("RESULT side=optgen-%s depth=%d params=%lld full_ms=%.3f "
                 "adamw_ms=%.3f adamw_sum=%.9e adamw_abs=%.9e muon_sum=%.9e "
                 "muon_abs=%.9e others_pct=%.0f adamw_bound_pct=%.0f "
-                "blas_pct=%.0f\n\n",
+                "blas_pct=%.0f muon_gflops=%.1f blas_gflops=%.1f "
+                "muon_blas_pct=%.0f\n\n",
                 OPTGEN_BENCH_COMPUTE, depth,
                 static_cast<long long>(row.params), row.fullMs, row.adamwMs,
                 fa.sum, fa.abs, fm.sum, fm.abs, row.othersPct, row.adamwPct,
-                row.blasPct);
+                row.blasPct, row.muonGflops, row.blasRate,
+                100.0 * row.muonGflops / row.blasRate);
     std::fflush(stdout);
   }
 

@@ -1,51 +1,42 @@
 #!/usr/bin/env bash
 # The CPU benchmark: optgen's generated nanochat step against the same math
-# in eager PyTorch, side by side.
+# as nanochat runs it, under torch.compile (the baseline), in one run.
 #
-#   bash bench/run.sh [--bf16] [--depths 2,4,6] [--steps N] [--warmup W]
+#   bash bench/run.sh [--bf16] [--no-eager] [--depths 4,6] [--steps N] [--warmup W]
 #
-# Installs what is missing (Debian's python3-torch and the pthread OpenBLAS,
-# which torch must get through the libblas.so.3 alternative), builds
-# optgen-bench in build-bench/ (never build/), runs both programs with the
-# same options, and prints the two tables and the speedup per depth (against
-# the faster of PyTorch's thread counts, see baseline_torch.py). The
-# outputs are kept in build-bench/bench-results/. --bf16 also runs the
-# compute=bf16 variant (for reference; not the one compared).
+# Installs what is missing (bench/setup.sh: PyTorch 2.x from PyPI in
+# bench/.venv), builds optgen-bench in build-bench/ (never build/), runs
+# optgen-bench, then bench/baseline_torch.py under torch.compile and (unless
+# --no-eager) uncompiled, with the same options, and prints the speedup per
+# depth against torch.compile (and eager). Depths 4 and 6 unless --depths
+# says otherwise. BENCH_TORCH_THREADS (e.g. "2,1") sets the torch intra-op
+# thread counts tried (default: torch's own). The outputs are kept in
+# build-bench/bench-results/. --bf16 also runs the compute=bf16 variant (for
+# reference; not the one compared).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 build="$root/build-bench"
 out="$build/bench-results"
+python="$root/bench/.venv/bin/python"
 
 bf16=0
+eager=1
+depths=0
 args=()
 for arg in "$@"; do
-  if [[ $arg == --bf16 ]]; then bf16=1; else args+=("$arg"); fi
+  case $arg in
+    --bf16) bf16=1 ;;
+    --no-eager) eager=0 ;;
+    *) [[ $arg == --depths ]] && depths=1; args+=("$arg") ;;
+  esac
 done
+((depths)) || args+=(--depths 4,6)
+torch_args=("${args[@]}")
+[[ -n ${BENCH_TORCH_THREADS:-} ]] && torch_args+=(--threads "$BENCH_TORCH_THREADS")
 
-# --- dependencies (idempotent: apt only when something is missing) --------
-scripts/install-deps.sh
-missing=()
-for package in python3-torch libopenblas0-pthread; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
-    missing+=("$package")
-done
-if ((${#missing[@]})); then
-  echo "bench: installing ${missing[*]}"
-  sudo=""
-  [[ $(id -u) == 0 ]] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
-# Debian's torch calls libblas.so.3; with the reference BLAS behind it a
-# matmul is ~40x slower and the baseline means nothing. Installing OpenBLAS
-# makes it the automatic choice; refuse to go on if somebody pinned another.
-blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)
-if [[ $blas != *openblas* ]]; then
-  echo "bench: libblas.so.3 is $blas, not OpenBLAS; run" >&2
-  echo "  update-alternatives --auto libblas.so.3-x86_64-linux-gnu" >&2
-  exit 1
-fi
+# --- dependencies (idempotent: installs only what is missing) ----------------
+bench/setup.sh
 
 # --- build -------------------------------------------------------------------
 [[ -f $build/build.ninja ]] ||
@@ -90,50 +81,76 @@ if ((bf16)); then
   "$build/bin/optgen-bench-bf16" "${args[@]}" | tee "$out/optgen-bf16.txt"
 fi
 wait_quiet
-echo "== PyTorch eager baseline (fp32) =="
-/usr/bin/python3 bench/baseline_torch.py "${args[@]}" | tee "$out/torch.txt"
+echo "== PyTorch, torch.compile (fp32): the baseline =="
+"$python" bench/baseline_torch.py --mode compile "${torch_args[@]}" | tee "$out/torch-compile.txt"
+rm -f "$out/torch-eager.txt"
+if ((eager)); then
+  wait_quiet
+  echo "== PyTorch eager (fp32), for reference =="
+  "$python" bench/baseline_torch.py --mode eager "${torch_args[@]}" | tee "$out/torch-eager.txt"
+fi
 
 # --- side by side ------------------------------------------------------------
-/usr/bin/python3 - "$out/optgen.txt" "$out/torch.txt" <<'EOF'
+"$python" - "$out/optgen.txt" "$out/torch-compile.txt" "$out/torch-eager.txt" <<'EOF'
+import os
 import sys
+
 
 def results(path):
     rows = {}
-    for line in open(path):
-        if line.startswith("RESULT "):
-            fields = dict(f.split("=", 1) for f in line.split()[1:])
-            rows[int(fields["depth"])] = fields
+    if os.path.exists(path):
+        for line in open(path):
+            if line.startswith("RESULT "):
+                fields = dict(f.split("=", 1) for f in line.split()[1:])
+                rows[int(fields["depth"])] = fields
     return rows
 
-optgen, torch = results(sys.argv[1]), results(sys.argv[2])
+
+optgen, compiled, eager = (results(path) for path in sys.argv[1:4])
+
 
 def close(a, b, tol):
     a, b = float(a), float(b)
     return abs(a - b) <= tol * max(abs(a), abs(b), 1e-30)
 
-print()
-print("| depth | params | optgen step ms | PyTorch step ms (threads) | speedup | "
-      "optgen AdamW ms | % of bound | PyTorch AdamW ms (threads) | AdamW speedup | "
-      "results agree | others' CPU (optgen / torch) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
-for depth in sorted(optgen):
-    o, t = optgen[depth], torch.get(depth)
-    if t is None:
-        continue
+
+def agree(o, t):
     # The step's deltas from identical data: the abs sums must agree closely
     # (fp32, different summation orders), the signed sums loosely (they
-    # cancel).
-    agree = (close(o["adamw_abs"], t["adamw_abs"], 1e-4) and
-             close(o["muon_abs"], t["muon_abs"], 1e-3))
-    fo, ft = float(o["full_ms"]), float(t["full_ms"])
-    ao, at = float(o["adamw_ms"]), float(t["adamw_ms"])
-    print(f"| {depth} | {o['params']} | {fo:.1f} | {ft:.1f} ({t['full_threads']}) | "
-          f"{ft / fo:.2f}x | {ao:.2f} | {o['adamw_bound_pct']}% | "
-          f"{at:.2f} ({t['adamw_threads']}) | {at / ao:.2f}x | "
-          f"{'yes' if agree else 'NO'} | {o['others_pct']}% / {t['others_pct']}% |")
+    # cancel), so only the abs sums are compared.
+    return close(o["adamw_abs"], t["adamw_abs"], 1e-4) and close(o["muon_abs"], t["muon_abs"], 1e-3)
+
+
 print()
-print("PyTorch: the faster of its thread counts per depth and part (in "
-      "brackets). % of bound: the AdamW step against the pure-traffic bound "
-      "measured next to it. others' CPU: the share of the CPUs other processes "
-      "used while timing; above ~10% the times are not clean.")
+print("| depth | params | optgen step ms | torch.compile step ms | speedup | "
+      "eager step ms | speedup vs eager | optgen AdamW ms | % of bound | "
+      "torch.compile AdamW ms | AdamW speedup | optgen Polar GFLOP/s | "
+      "sgemm GFLOP/s (shapes) | % of sgemm | torch.compile Polar GFLOP/s | "
+      "results agree | others' CPU (optgen / compile / eager) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for depth in sorted(optgen):
+    o, c, e = optgen[depth], compiled.get(depth), eager.get(depth)
+    if c is None:
+        continue
+    fo, fc = float(o["full_ms"]), float(c["full_ms"])
+    ao, ac = float(o["adamw_ms"]), float(c["adamw_ms"])
+    eager_cols = (f"{float(e['full_ms']):.1f} ({e['full_threads']}) | "
+                  f"{float(e['full_ms']) / fo:.2f}x" if e else "- | -")
+    ok = agree(o, c) and (e is None or agree(o, e))
+    print(f"| {depth} | {o['params']} | {fo:.1f} | {fc:.1f} ({c['full_threads']}) | "
+          f"{fc / fo:.2f}x | {eager_cols} | {ao:.2f} | {o['adamw_bound_pct']}% | "
+          f"{ac:.2f} ({c['adamw_threads']}) | {ac / ao:.2f}x | {o['muon_gflops']} | "
+          f"{o['blas_gflops']} | {o['muon_blas_pct']}% | {c['muon_gflops']} | "
+          f"{'yes' if ok else 'NO'} | {o['others_pct']}% / {c['others_pct']}% / "
+          f"{e['others_pct'] + '%' if e else '-'} |")
+print()
+print("Speedups against torch.compile (nanochat's compiled step functions), the "
+      "baseline; eager for reference; torch thread counts in brackets. "
+      "Polar GFLOP/s: the standard flops of Polar Express's products over the "
+      "Muon part's time (full step - AdamW step), so Muon's elementwise work is "
+      "counted against it; % of sgemm: against cblas_sgemm on the same products, "
+      "measured in the same optgen-bench run with the same BLAS. % of bound: the "
+      "AdamW step against the pure-traffic bound measured next to it. others' CPU: "
+      "the share of the CPUs other processes used while timing; above ~10% the "
+      "times are not clean.")
 EOF
