@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "deterministic_data.h"
 #include "nanochat_muon_adamw.h"
 #include "stream_kernels.h"
 
@@ -139,30 +140,6 @@ double othersPercent(const CpuSample &from, const CpuSample &to) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   double others = (to.machineBusy - from.machineBusy) - (to.self - from.self);
   return std::max(0.0, 100.0 * others / (wall * static_cast<double>(cpus)));
-}
-
-//===----------------------------------------------------------------------===//
-// Deterministic data
-//===----------------------------------------------------------------------===//
-
-/// splitmix64: a counter-based generator, so that bench/baseline_torch.py
-/// (numpy, uint64 arithmetic) produces bit-identical tensors and the two
-/// programs' results can be compared, not only their times.
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-/// Element i of the stream `seed`: uniform in [-scale, scale), exactly
-/// representable (24 random bits), identical in the Python baseline.
-void fillUniform(std::vector<float> &data, uint64_t seed, float scale) {
-  for (size_t i = 0; i < data.size(); ++i) {
-    uint64_t bits = splitmix64((seed << 32) + i) >> 40; // 24 bits
-    float unit = static_cast<float>(bits) * (1.0f / 16777216.0f) - 0.5f;
-    data[i] = 2.0f * scale * unit;
-  }
 }
 
 //===----------------------------------------------------------------------===//

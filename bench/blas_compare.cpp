@@ -22,6 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "deterministic_data.h"
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -38,6 +40,8 @@
 #include <vector>
 
 namespace {
+
+using optgen_bench::fillUniform;
 
 // The CBLAS enumerators: the same values in every CBLAS (they are the
 // interface), so no library's header is needed.
@@ -106,18 +110,6 @@ std::string describe(const Blas &blas) {
 //===----------------------------------------------------------------------===//
 // Data and checks
 //===----------------------------------------------------------------------===//
-
-/// Deterministic values in [-scale, scale) (splitmix64, as bench_step.cpp).
-void fillUniform(std::vector<float> &values, uint64_t seed, float scale) {
-  for (size_t i = 0; i < values.size(); ++i) {
-    uint64_t x = (seed << 32) + i + 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    x ^= x >> 31;
-    float unit = static_cast<float>(x >> 40) * (1.0f / 16777216.0f) - 0.5f;
-    values[i] = 2.0f * scale * unit;
-  }
-}
 
 /// A row-major matrix with the element accessor the checks use.
 struct Matrix {
@@ -248,85 +240,66 @@ void printRow(const Options &o, int depth, const std::string &product,
   std::fflush(stdout);
 }
 
-/// The Gram matrix of an m x n matrix X: X X^T when m <= n, else X^T X
-/// (s x s, inner dimension l), by sgemm and by ssyrk (+ the mirror). Returns
-/// {sgemm, ssyrk, ssyrk + mirror} seconds.
-std::vector<double> gram(const Blas &blas, const Options &o, int depth,
-                         int64_t m, int64_t n) {
-  bool tall = m > n;
-  int64_t s = std::min(m, n), l = std::max(m, n);
-  Matrix x(m, n, 11, 0.05f), c(s, s, 12, 0.0f);
-  double flops = 2.0 * s * s * l;
-  int ta = tall ? kTrans : kNoTrans, tb = tall ? kNoTrans : kTrans;
-  auto xRow = [&](int64_t i, int64_t k) { return tall ? x.at(k, i) : x.at(i, k); };
-  auto xCol = [&](int64_t k, int64_t j) { return tall ? x.at(k, j) : x.at(j, k); };
-  std::string product = std::string(tall ? "XtX" : "XXt") + "[" +
-                        std::to_string(m) + "x" + std::to_string(n) + "]";
+/// A symmetric product F F^T, s x s, where F is the stored matrix `f` or,
+/// with `transposed`, its transpose: by sgemm (with the given transposes of
+/// its two operands, both `f`), by ssyrk, and by ssyrk plus the mirror.
+/// Returns {sgemm, ssyrk, ssyrk + mirror} seconds.
+std::vector<double> symmetricProduct(const Blas &blas, const Options &o,
+                                     int depth, const std::string &product,
+                                     const Matrix &f, bool transposed,
+                                     int sgemmTransA, int sgemmTransB) {
+  int64_t s = transposed ? f.cols : f.rows, inner = transposed ? f.rows : f.cols;
+  int si = static_cast<int>(s), ki = static_cast<int>(inner);
+  int ld = static_cast<int>(f.cols);
+  Matrix c(s, s, 0, 0.0f);
+  double flops = 2.0 * s * s * inner;
+  auto left = [&](int64_t i, int64_t k) { return transposed ? f.at(k, i) : f.at(i, k); };
+  auto right = [&](int64_t k, int64_t j) { return transposed ? f.at(k, j) : f.at(j, k); };
 
   auto sgemm = [&] {
-    blas.sgemm(kRowMajor, ta, tb, static_cast<int>(s), static_cast<int>(s),
-               static_cast<int>(l), 1.0f, x.data.data(), static_cast<int>(n),
-               x.data.data(), static_cast<int>(n), 0.0f, c.data.data(),
-               static_cast<int>(s));
+    blas.sgemm(kRowMajor, sgemmTransA, sgemmTransB, si, si, ki, 1.0f,
+               f.data.data(), ld, f.data.data(), ld, 0.0f, c.data.data(), si);
   };
   sgemm();
-  if (!check(("sgemm " + product).c_str(), c, l, xRow, xCol, false))
+  if (!check(("sgemm " + product).c_str(), c, inner, left, right, false))
     std::exit(1);
   Rates g{flops, timeCalls(sgemm, o.reps, o.minMs)};
-  printRow(o, depth, product, "sgemm", s, s, l, g);
+  printRow(o, depth, product, "sgemm", s, s, inner, g);
 
   auto ssyrk = [&] {
-    blas.ssyrk(kRowMajor, kUpper, tall ? kTrans : kNoTrans,
-               static_cast<int>(s), static_cast<int>(l), 1.0f, x.data.data(),
-               static_cast<int>(n), 0.0f, c.data.data(), static_cast<int>(s));
+    blas.ssyrk(kRowMajor, kUpper, transposed ? kTrans : kNoTrans, si, ki, 1.0f,
+               f.data.data(), ld, 0.0f, c.data.data(), si);
   };
   std::fill(c.data.begin(), c.data.end(), 0.0f);
   ssyrk();
-  if (!check(("ssyrk " + product).c_str(), c, l, xRow, xCol, true))
+  if (!check(("ssyrk " + product).c_str(), c, inner, left, right, true))
     std::exit(1);
   Rates y{flops, timeCalls(ssyrk, o.reps, o.minMs)};
-  printRow(o, depth, product, "ssyrk", s, s, l, y);
+  printRow(o, depth, product, "ssyrk", s, s, inner, y);
   Rates ym{flops, timeCalls([&] { ssyrk(); mirrorUpper(c.data.data(), s); },
                             o.reps, o.minMs)};
-  printRow(o, depth, product, "ssyrk+mirror", s, s, l, ym);
+  printRow(o, depth, product, "ssyrk+mirror", s, s, inner, ym);
   return {g.time.best, y.time.best, ym.time.best};
 }
 
-/// A A of a symmetric s x s A, by sgemm and by ssyrk (A A^T = A A), plus
-/// the mirror. Returns {sgemm, ssyrk, ssyrk + mirror} seconds.
+/// The Gram matrix of an m x n matrix X: X X^T when m <= n, else X^T X.
+std::vector<double> gram(const Blas &blas, const Options &o, int depth,
+                         int64_t m, int64_t n) {
+  bool tall = m > n;
+  std::string product = std::string(tall ? "XtX" : "XXt") + "[" +
+                        std::to_string(m) + "x" + std::to_string(n) + "]";
+  return symmetricProduct(blas, o, depth, product, Matrix(m, n, 11, 0.05f),
+                          tall, tall ? kTrans : kNoTrans,
+                          tall ? kNoTrans : kTrans);
+}
+
+/// A A of a symmetric s x s A: sgemm as the step issues it (no transposes);
+/// ssyrk computes it as A A^T.
 std::vector<double> square(const Blas &blas, const Options &o, int depth,
                            int64_t s) {
-  Matrix a = symmetric(s, 21, 0.05f), c(s, s, 22, 0.0f);
-  double flops = 2.0 * s * s * s;
-  auto left = [&](int64_t i, int64_t k) { return a.at(i, k); };
-  auto right = [&](int64_t k, int64_t j) { return a.at(k, j); };
   std::string product = "AA[" + std::to_string(s) + "x" + std::to_string(s) + "]";
-  int si = static_cast<int>(s);
-
-  auto sgemm = [&] {
-    blas.sgemm(kRowMajor, kNoTrans, kNoTrans, si, si, si, 1.0f, a.data.data(),
-               si, a.data.data(), si, 0.0f, c.data.data(), si);
-  };
-  sgemm();
-  if (!check(("sgemm " + product).c_str(), c, s, left, right, false))
-    std::exit(1);
-  Rates g{flops, timeCalls(sgemm, o.reps, o.minMs)};
-  printRow(o, depth, product, "sgemm", s, s, s, g);
-
-  auto ssyrk = [&] {
-    blas.ssyrk(kRowMajor, kUpper, kNoTrans, si, si, 1.0f, a.data.data(), si,
-               0.0f, c.data.data(), si);
-  };
-  std::fill(c.data.begin(), c.data.end(), 0.0f);
-  ssyrk();
-  if (!check(("ssyrk " + product).c_str(), c, s, left, right, true))
-    std::exit(1);
-  Rates y{flops, timeCalls(ssyrk, o.reps, o.minMs)};
-  printRow(o, depth, product, "ssyrk", s, s, s, y);
-  Rates ym{flops, timeCalls([&] { ssyrk(); mirrorUpper(c.data.data(), s); },
-                            o.reps, o.minMs)};
-  printRow(o, depth, product, "ssyrk+mirror", s, s, s, ym);
-  return {g.time.best, y.time.best, ym.time.best};
+  return symmetricProduct(blas, o, depth, product, symmetric(s, 21, 0.05f),
+                          false, kNoTrans, kNoTrans);
 }
 
 /// The product of the symmetric s x s B with an m x n X: B X when m <= n,

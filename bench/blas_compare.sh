@@ -124,37 +124,30 @@ def cell(values):
 
 products = list(OrderedDict(((r["depth"], r["product"], r["m"], r["n"], r["k"]), None)
                             for r in rows if r["op"] == "sgemm"))
-print()
-print("sgemm GFLOP/s (best of the repetitions), per product of one Polar Express "
-      "iteration; product [rows x cols] of X, and m x n x k of the product:")
-print(f"| depth | product | m x n x k | {heading} |")
-print("|---" * (3 + len(columns)) + "|")
-for depth, product, m, n, k in products:
-    cells = " | ".join(cell([rate(depth, product, "sgemm", c)]) for c in columns)
-    print(f"| {depth} | {product} | {m}x{n}x{k} | {cells} |")
 
-print()
-print("Symmetric products, GFLOP/s counting the full product's 2mnk for each: "
-      "sgemm / ssyrk / ssyrk + mirroring the other triangle:")
-print(f"| depth | product | {heading} |")
-print("|---" * (2 + len(columns)) + "|")
-for depth, product, m, n, k in products:
-    if product.startswith(("XXt", "XtX", "AA")):
-        cells = " | ".join(cell([rate(depth, product, op, c)
-                                 for op in ("sgemm", "ssyrk", "ssyrk+mirror")])
-                           for c in columns)
-        print(f"| {depth} | {product} | {cells} |")
+def op_table(title, kinds, ops):
+    """One row per product of the kinds (its m x n x k too), one cell per
+    library: the ops' rates."""
+    print()
+    print(title)
+    print(f"| depth | product | m x n x k | {heading} |")
+    print("|---" * (3 + len(columns)) + "|")
+    for depth, product, m, n, k in products:
+        if product.startswith(kinds):
+            cells = " | ".join(cell([rate(depth, product, op, c) for op in ops])
+                               for c in columns)
+            print(f"| {depth} | {product} | {m}x{n}x{k} | {cells} |")
 
-print()
-print("The product with the symmetric B, GFLOP/s: sgemm / ssymm (reads one "
-      "triangle of B, so B needs no mirror):")
-print(f"| depth | product | {heading} |")
-print("|---" * (2 + len(columns)) + "|")
-for depth, product, m, n, k in products:
-    if product.startswith(("BX", "XB")):
-        cells = " | ".join(cell([rate(depth, product, op, c) for op in ("sgemm", "ssymm")])
-                           for c in columns)
-        print(f"| {depth} | {product} | {cells} |")
+
+op_table("sgemm GFLOP/s (best of the repetitions), per product of one Polar Express "
+         "iteration; product [rows x cols] of X, and m x n x k of the product:",
+         ("XXt", "XtX", "AA", "BX", "XB"), ("sgemm",))
+
+op_table("Symmetric products, GFLOP/s counting the full product's 2mnk for each: "
+         "sgemm / ssyrk / ssyrk + mirroring the other triangle:",
+         ("XXt", "XtX", "AA"), ("sgemm", "ssyrk", "ssyrk+mirror"))
+op_table("The product with the symmetric B, GFLOP/s: sgemm / ssymm (reads one "
+         "triangle of B, so B needs no mirror):", ("BX", "XB"), ("sgemm", "ssymm"))
 
 print()
 print("One Polar Express iteration of one layer's matrices (4 [n,n], [4n,n], "
