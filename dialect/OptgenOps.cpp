@@ -90,7 +90,7 @@ bool optgen::isElementwiseRule(RuleOp rule) {
     return false;
   return !rule
               .walk([](Operation *op) {
-                return isa<ReduceOp, DimOp, NDimOp, NumelOp, MatmulOp,
+                return isa<ReduceOp, DimOp, NDimOp, NumelOp, MatmulOp, GemmOp,
                            TransposeOp>(op)
                            ? WalkResult::interrupt()
                            : WalkResult::advance();
@@ -664,5 +664,53 @@ LogicalResult KernelOp::verify() {
              << describeType(shape) << ", outside the kernel's space "
              << describeType(space);
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmOp::verify() {
+  auto a = cast<SymbolicTensorType>(getA().getType());
+  auto b = cast<SymbolicTensorType>(getB().getType());
+  auto result = cast<SymbolicTensorType>(getResult().getType());
+  if (!a.isRanked() || a.getRank() != 2 || !b.isRanked() || b.getRank() != 2 ||
+      !result.isRanked() || result.getRank() != 2)
+    return emitOpError("multiplies matrices into a matrix");
+  auto sameDim = [](Attribute x, Attribute y) {
+    return x == y || isa<UnitAttr>(x) || isa<UnitAttr>(y);
+  };
+  // op(a) is rows x inner, op(b) inner x cols.
+  Attribute rows = a.getDims()[getTransposeA() ? 1 : 0];
+  Attribute innerA = a.getDims()[getTransposeA() ? 0 : 1];
+  Attribute innerB = b.getDims()[getTransposeB() ? 1 : 0];
+  Attribute cols = b.getDims()[getTransposeB() ? 0 : 1];
+  if (!sameDim(innerA, innerB))
+    return emitOpError("multiplies ")
+           << describeType(a) << (getTransposeA() ? " transposed" : "")
+           << " by " << describeType(b) << (getTransposeB() ? " transposed" : "")
+           << ": the inner dimensions differ";
+  if (!sameDim(rows, result.getDims()[0]) || !sameDim(cols, result.getDims()[1]))
+    return emitOpError("result ")
+           << describeType(result) << " is not the product's shape";
+  if (static_cast<bool>(getC()) != static_cast<bool>(getBeta()))
+    return emitOpError("an accumulated 'c' comes with its 'beta', and only "
+                       "then");
+  for (Value scale : {getAlpha(), getBeta()})
+    if (scale && !isa<FloatType>(scale.getType()))
+      return emitOpError("scales by floats, not ") << scale.getType();
+  if (Value c = getC()) {
+    auto type = cast<SymbolicTensorType>(c.getType());
+    if (!type.isRanked() || type.getDims() != result.getDims() ||
+        type.getElementType() != result.getElementType())
+      return emitOpError("accumulates ")
+             << describeType(type) << " into a result of "
+             << describeType(result) << ": they must be the same";
+  }
+  if (getSymmetric() &&
+      (getA() != getB() || getTransposeA() == getTransposeB()))
+    return emitOpError("is symmetric only as op(a) @ op(a)^T: the same "
+                       "operand, exactly one side transposed");
   return success();
 }

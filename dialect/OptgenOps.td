@@ -536,6 +536,47 @@ def Optgen_TransposeOp : Optgen_Op<"transpose", [Pure, Optgen_InferType]> {
   let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
 }
 
+def Optgen_GemmOp : Optgen_Op<"gemm", [Pure, AttrSizedOperandSegments]> {
+  let summary = "matrix product as a BLAS computes it: alpha * op(a) @ op(b) + beta * c";
+  let description = [{
+    The executable form of `optgen.matmul`, made by the lowering passes:
+    `op(x)` is `x` or, with `transpose_a` / `transpose_b`, its transpose,
+    read in place (no transposed copy); `alpha` (default 1) scales the
+    product; an accumulated `c` (the result's shape and element type) is
+    added scaled by `beta`, so `a * x + x @ B` is one product rather than a
+    product and an elementwise pass. Inputs are read in their element
+    types, products and the sum accumulate in f32, and the result is
+    rounded once to its element type (as cuBLAS does for bf16).
+
+    `symmetric` states that the product is `op(a) @ op(a)^T` (the same
+    operand, exactly one side transposed) and that `c`, if any, is
+    symmetric: the result is symmetric, and a target may compute one
+    triangle (syrk) and mirror it.
+
+    Example:
+    ```mlir
+    %A = optgen.gemm %x transposed, %x symmetric : !optgen.tensor<[m, n], f32>, !optgen.tensor<[m, n], f32> -> !optgen.tensor<[n, n], f32>
+    %B = optgen.gemm %A, %A transposed scaled %c : f32 plus %A : !optgen.tensor<[n, n], f32> scaled %b : f32 symmetric : !optgen.tensor<[n, n], f32>, !optgen.tensor<[n, n], f32> -> !optgen.tensor<[n, n], f32>
+    %y = optgen.gemm %x, %B plus %x : !optgen.tensor<[m, n], f32> scaled %a : f32 : !optgen.tensor<[m, n], f32>, !optgen.tensor<[n, n], f32> -> !optgen.tensor<[m, n], f32>
+    ```
+  }];
+  let arguments = (ins Optgen_AnyTensor:$a, Optgen_AnyTensor:$b,
+                       Optional<Optgen_Scalar>:$alpha,
+                       Optional<Optgen_AnyTensor>:$c,
+                       Optional<Optgen_Scalar>:$beta,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b,
+                       UnitAttr:$symmetric);
+  let results = (outs Optgen_AnyTensor:$result);
+  let assemblyFormat = [{
+    $a (`transposed` $transpose_a^)? `,` $b (`transposed` $transpose_b^)?
+    (`scaled` $alpha^ `:` type($alpha))?
+    (`plus` $c^ `:` qualified(type($c)) `scaled` $beta `:` type($beta))?
+    (`symmetric` $symmetric^)? attr-dict `:` qualified(type($a)) `,`
+    qualified(type($b)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Compile-time control flow
 //===----------------------------------------------------------------------===//

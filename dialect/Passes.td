@@ -20,6 +20,50 @@ def FuseKernels : Pass<"optgen-fuse-kernels", "optgen::RuleOp"> {
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
+def LowerMatmuls : Pass<"optgen-lower-matmuls", "optgen::RuleOp"> {
+  let summary = "Turn matrix products into gemms that read transposes in place";
+  let description = [{
+    Replaces each `optgen.matmul` by an `optgen.gemm` whose operands that
+    were `optgen.transpose`s are read through the gemm's transpose flags,
+    as a BLAS reads them, and erases the transposes nothing else uses: no
+    transposed copy is made for a product.
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
+def FoldGemmAccumulate : Pass<"optgen-fold-gemm-accumulate", "optgen::RuleOp"> {
+  let summary = "Fold scaled sums with a product into the gemm's alpha and beta";
+  let description = [{
+    Rewrites `s * (A @ B) + t * C` (either order, either scale absent, and
+    `-` for a negated scale) into one `optgen.gemm` with `alpha = s`,
+    accumulating `C` with `beta = t`, when the product has no other use,
+    `C` has the result's shape and element type, and the scales are float
+    scalars: Polar Express's `b * A + c * (A @ A)` and `a * X + X @ B` each
+    become one product instead of a product and a pass over its result.
+    The sum is then rounded once, as cuBLAS's epilogue does.
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
+def MarkSymmetric : Pass<"optgen-mark-symmetric", "optgen::RuleOp"> {
+  let summary = "Mark products whose result is symmetric, so half is computed";
+  let description = [{
+    Marks `symmetric` each gemm that computes `X^T @ X` or `X @ X^T`, and
+    each `A @ A` of a symmetric `A` (rewritten as `A @ A^T`, which it
+    equals), when its accumulated `c`, if any, is symmetric too. A value is
+    symmetric when a marked gemm computes it, or when elementwise math
+    computes it from symmetric tensors and scalars. Targets compute a
+    marked product's upper triangle (syrk) and mirror it: half the
+    multiply-adds. Products whose result is smaller than `min-size` rows
+    are left unmarked, where a full product is faster.
+  }];
+  let options = [
+    Option<"minSize", "min-size", "int64_t", /*default=*/"0",
+           "Mark only results of at least this many rows (concrete shapes)">,
+  ];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
 def BindParams : Pass<"optgen-bind-params", "optgen::OptimizerOp"> {
   let summary = "Bind each known parameter to its group";
   let description = [{

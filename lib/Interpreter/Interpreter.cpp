@@ -247,6 +247,7 @@ private:
   LogicalResult evalReduce(ReduceOp op);
   LogicalResult evalMatmul(MatmulOp op);
   LogicalResult evalTranspose(TransposeOp op);
+  LogicalResult evalGemm(GemmOp op);
   LogicalResult evalIf(IfOp op);
   LogicalResult evalForTable(ForTableOp op);
   LogicalResult evalKernel(KernelOp op);
@@ -704,6 +705,55 @@ LogicalResult Evaluator::evalMatmul(MatmulOp op) {
   return define(op, 0, Value::tensor({rows, cols}, std::move(out), element));
 }
 
+LogicalResult Evaluator::evalGemm(GemmOp op) {
+  const Value *a = lookup(op, op.getA()), *b = lookup(op, op.getB());
+  if (!a || !b)
+    return failure();
+  if (!a->isTensor() || !b->isTensor() || a->shape.size() != 2 ||
+      b->shape.size() != 2)
+    return op.emitError("matrix product of ")
+           << describeValue(*a) << " and " << describeValue(*b);
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  // op(a) is rows x inner; op(b) is inner x cols.
+  int64_t rows = a->shape[ta ? 1 : 0], inner = a->shape[ta ? 0 : 1];
+  int64_t cols = b->shape[tb ? 0 : 1];
+  if (b->shape[tb ? 1 : 0] != inner)
+    return op.emitError("matrix product of ")
+           << describeValue(*a) << (ta ? " transposed" : "") << " and "
+           << describeValue(*b) << (tb ? " transposed" : "");
+  auto at = [](const Value &m, bool transposed, int64_t i, int64_t j) {
+    return transposed ? m.data[j * m.shape[1] + i] : m.data[i * m.shape[1] + j];
+  };
+  double alpha = 1, beta = 0;
+  const Value *c = nullptr;
+  if (op.getAlpha()) {
+    const Value *scale = lookup(op, op.getAlpha());
+    if (!scale)
+      return failure();
+    alpha = scale->data[0];
+  }
+  if (op.getC()) {
+    const Value *scale = lookup(op, op.getBeta());
+    c = lookup(op, op.getC());
+    if (!scale || !c)
+      return failure();
+    if (!c->isTensor() || c->shape != std::vector<int64_t>{rows, cols})
+      return op.emitError("accumulates ") << describeValue(*c);
+    beta = scale->data[0];
+  }
+  Type element = optgen::getElementTypeOrSelf(op.getType());
+  std::vector<double> out(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      double acc = 0;
+      for (int64_t k = 0; k < inner; ++k)
+        acc += at(*a, ta, i, k) * at(*b, tb, k, j);
+      double sum = alpha * acc + (c ? beta * c->data[i * cols + j] : 0.0);
+      out[i * cols + j] = roundToType(sum, element);
+    }
+  return define(op, 0, Value::tensor({rows, cols}, std::move(out), element));
+}
+
 LogicalResult Evaluator::evalTranspose(TransposeOp op) {
   const Value *in = lookup(op, op.getInput());
   if (!in)
@@ -890,6 +940,7 @@ LogicalResult Evaluator::evalOp(Operation &op) {
       .Case([&](ReduceOp o) { return evalReduce(o); })
       .Case([&](MatmulOp o) { return evalMatmul(o); })
       .Case([&](TransposeOp o) { return evalTranspose(o); })
+      .Case([&](GemmOp o) { return evalGemm(o); })
       // Control flow.
       .Case([&](IfOp o) { return evalIf(o); })
       .Case([&](ForTableOp o) { return evalForTable(o); })

@@ -12,28 +12,50 @@
 
 namespace optgen::runtime {
 
-void matmul(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
-            Tile &c) {
+void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
+          float alpha, const Tile *c, float beta, bool symmetric, Tile &out) {
   int64_t m = transposeA ? a.cols : a.rows;
   int64_t k = transposeA ? a.rows : a.cols;
   int64_t kb = transposeB ? b.cols : b.rows;
   int64_t n = transposeB ? b.rows : b.cols;
-  if (k != kb || c.rows != m || c.cols != n)
-    throw Error("matrix product of " + std::to_string(m) + "x" +
-                std::to_string(k) + " and " + std::to_string(kb) + "x" +
-                std::to_string(n) + " into " + std::to_string(c.rows) + "x" +
-                std::to_string(c.cols));
+  auto shape = [](int64_t rows, int64_t cols) {
+    return std::to_string(rows) + "x" + std::to_string(cols);
+  };
+  if (k != kb || out.rows != m || out.cols != n)
+    throw Error("matrix product of " + shape(m, k) + " and " + shape(kb, n) +
+                " into " + shape(out.rows, out.cols));
+  if (c && (c->rows != m || c->cols != n))
+    throw Error("matrix product " + shape(m, n) + " accumulating " +
+                shape(c->rows, c->cols));
+  if (symmetric && (a.data != b.data || transposeA == transposeB))
+    throw Error("a symmetric product multiplies one matrix by its transpose");
   if (m == 0 || n == 0)
     return;
+  if (c && c->data != out.data)
+    std::memcpy(out.data, c->data, static_cast<size_t>(out.size()) * sizeof(float));
+  if (!c)
+    beta = 0.0f;
   if (k == 0) {
-    std::fill(c.data, c.data + c.size(), 0.0f);
+    for (int64_t i = 0; i < out.size(); ++i)
+      out.data[i] = c ? beta * out.data[i] : 0.0f;
     return;
   }
-  cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
-              transposeB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), 1.0f, a.data,
-              static_cast<int>(a.cols), b.data, static_cast<int>(b.cols), 0.0f,
-              c.data, static_cast<int>(c.cols));
+  if (!symmetric) {
+    cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
+                transposeB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+                static_cast<int>(n), static_cast<int>(k), alpha, a.data,
+                static_cast<int>(a.cols), b.data, static_cast<int>(b.cols),
+                beta, out.data, static_cast<int>(out.cols));
+    return;
+  }
+  // op(a) @ op(a)^T: a @ a^T is syrk's NoTrans, a^T @ a its Trans.
+  cblas_ssyrk(CblasRowMajor, CblasUpper, transposeA ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(k), alpha, a.data,
+              static_cast<int>(a.cols), beta, out.data,
+              static_cast<int>(out.cols));
+  for (int64_t i = 1; i < m; ++i)
+    for (int64_t j = 0; j < i; ++j)
+      out.data[i * n + j] = out.data[j * n + i];
 }
 
 void transpose(const Tile &src, Tile &dst) {

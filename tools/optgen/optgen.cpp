@@ -258,6 +258,9 @@ LogicalResult prepareKernels(mlir::MLIRContext &context,
     rules.addPass(mlir::createCanonicalizerPass());
   }
   rules.addPass(mlir::createCSEPass());
+  rules.addPass(createLowerMatmuls());
+  rules.addPass(createFoldGemmAccumulate());
+  rules.addPass(createMarkSymmetric());
   rules.addPass(createFuseKernels());
   return pm.run(module);
 }

@@ -269,7 +269,7 @@ private:
   LogicalResult emitOp(Operation *op);
   LogicalResult emitScalarMath(Operation *op);
   LogicalResult emitKernel(KernelOp kernel);
-  LogicalResult emitMatmul(MatmulOp op);
+  LogicalResult emitGemm(GemmOp op);
   LogicalResult emitTranspose(TransposeOp op);
   LogicalResult emitIf(IfOp op);
   LogicalResult emitForTable(ForTableOp op);
@@ -512,7 +512,7 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](KernelOp kernel) { return emitKernel(kernel); })
-      .Case([&](MatmulOp matmul) { return emitMatmul(matmul); })
+      .Case([&](GemmOp gemm) { return emitGemm(gemm); })
       .Case([&](TransposeOp transpose) { return emitTranspose(transpose); })
       .Case([&](IfOp ifOp) { return emitIf(ifOp); })
       .Case([&](ForTableOp loop) { return emitForTable(loop); })
@@ -559,7 +559,7 @@ static bool mayOverwrite(Value candidate, Value result, KernelOp kernel,
       isStorage ? isFinalValueOf(result, candidate, rule)
                 : (candidate.getParentBlock() == block &&
                    (candidate.getDefiningOp<KernelOp>() ||
-                    candidate.getDefiningOp<MatmulOp>() ||
+                    candidate.getDefiningOp<GemmOp>() ||
                     isa<BlockArgument>(candidate)));
   if (!writable)
     return false;
@@ -819,34 +819,32 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
   return success();
 }
 
-LogicalResult RuleEmitter::emitMatmul(MatmulOp op) {
-  auto operand = [&](Value v, bool &transposed) {
-    if (auto t = v.getDefiningOp<TransposeOp>()) {
-      transposed = true;
-      return tile(t.getInput());
-    }
-    transposed = false;
-    return tile(v);
-  };
-  bool ta, tb;
-  std::string a = operand(op.getLhs(), ta), b = operand(op.getRhs(), tb);
+LogicalResult RuleEmitter::emitGemm(GemmOp op) {
+  std::string a = tile(op.getA()), b = tile(op.getB());
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
   std::string rows = a + (ta ? ".cols" : ".rows");
   std::string cols = b + (tb ? ".rows" : ".cols");
-  std::string c = allocateTile(op, rows, cols, "product");
-  line() << "optgen::runtime::matmul(" << a << ", " << (ta ? "true" : "false")
-         << ", " << b << ", " << (tb ? "true" : "false") << ", " << c << ");\n";
+  std::string out = allocateTile(op, rows, cols, "product");
+  Type f32 = Builder(op.getContext()).getF32Type();
+  auto scale = [&](Value value, const char *absent) {
+    return value ? convert(scalar(value), value.getType(), f32)
+                 : std::string(absent);
+  };
+  line() << "optgen::runtime::gemm(" << a << ", " << (ta ? "true" : "false")
+         << ", " << b << ", " << (tb ? "true" : "false") << ", "
+         << scale(op.getAlpha(), "1.0f") << ", "
+         << (op.getC() ? "&" + tile(op.getC()) : std::string("nullptr"))
+         << ", " << scale(op.getBeta(), "0.0f") << ", "
+         << (op.getSymmetric() ? "true" : "false") << ", " << out << ");\n";
   Type element = getElementTypeOrSelf(op.getType());
   if (element.isBF16())
-    line() << "optgen::runtime::roundTileToBF16(" << c << ");\n";
+    line() << "optgen::runtime::roundTileToBF16(" << out << ");\n";
   else if (element.isF16())
-    line() << "optgen::runtime::roundTileToF16(" << c << ");\n";
+    line() << "optgen::runtime::roundTileToF16(" << out << ");\n";
   return success();
 }
 
 LogicalResult RuleEmitter::emitTranspose(TransposeOp op) {
-  // A matrix product reads a transposed operand in place (BLAS's flag).
-  if (llvm::all_of(op->getUsers(), [](Operation *u) { return isa<MatmulOp>(u); }))
-    return success();
   std::string src = tile(op.getInput());
   std::string dst = allocateTile(op, src + ".cols", src + ".rows", "transposed");
   line() << "optgen::runtime::transpose(" << src << ", " << dst << ");\n";

@@ -64,10 +64,14 @@ inline float sign(float x) {
   return static_cast<float>((x > 0.0f) - (x < 0.0f));
 }
 
-/// c = op(a) @ op(b), op transposing when asked, accumulating in f32
-/// (BLAS sgemm). `c` must hold the product's rows x cols.
-void matmul(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
-            Tile &c);
+/// out = alpha * op(a) @ op(b) + beta * c, op transposing when asked,
+/// accumulating in f32 (BLAS sgemm); without `c` (null) beta is unused.
+/// With `symmetric` the product is op(a) @ op(a)^T of one operand and `c`
+/// is symmetric: only the upper triangle is computed (ssyrk, half the
+/// multiply-adds) and then mirrored. `out` holds the product's rows x cols
+/// and may be `c`'s memory, never a's or b's.
+void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
+          float alpha, const Tile *c, float beta, bool symmetric, Tile &out);
 
 /// dst = src^T; dst must hold src.cols x src.rows.
 void transpose(const Tile &src, Tile &dst);
