@@ -492,7 +492,10 @@ def Optgen_ReduceOp : Optgen_Op<"reduce", [Pure, Optgen_InferType]> {
     Without `axis`: over the whole tensor, giving a scalar. With `axis`:
     along that axis, keeping it with size 1. The axis may be computed from
     shapes; until shapes are bound every dimension it could name is `?`.
-    Accumulates in f32 whatever the element type.
+    Accumulates in f32, or wider, whatever the element type: the
+    executable IR names the accumulator (`accumulator = f64`, set by
+    `optgen-set-accumulators` for the target), and printers accumulate in
+    exactly that type.
 
     Example:
     ```mlir
@@ -501,7 +504,8 @@ def Optgen_ReduceOp : Optgen_Op<"reduce", [Pure, Optgen_InferType]> {
     ```
   }];
   let arguments = (ins Optgen_ReduceKind:$kind, Optgen_AnyTensor:$input,
-                       Optional<I64>:$axis);
+                       Optional<I64>:$axis,
+                       OptionalAttr<TypeAttr>:$accumulator);
   let results = (outs Optgen_Value:$result);
   let assemblyFormat = "$kind $input (`along` $axis^)? attr-dict `:` qualified(type($input))";
 }

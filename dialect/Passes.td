@@ -64,6 +64,22 @@ def MarkSymmetric : Pass<"optgen-mark-symmetric", "optgen::RuleOp"> {
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
+def SetAccumulators : Pass<"optgen-set-accumulators", "optgen::RuleOp"> {
+  let summary = "Name the type every reduction accumulates in";
+  let description = [{
+    Sets `accumulator` on each `optgen.reduce` that has none, so that what
+    a printed kernel accumulates in is decided here, not by a printer: f32
+    (the dialect's semantics, what GPUs use) or f64 (the CPU target's
+    choice: on the CPU a wider sum costs little and stays closer to the fp64
+    reference).
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
+           "The accumulator type: f32 or f64">,
+  ];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
 def BindParams : Pass<"optgen-bind-params", "optgen::OptimizerOp"> {
   let summary = "Bind each known parameter to its group";
   let description = [{

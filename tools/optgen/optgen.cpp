@@ -262,6 +262,9 @@ LogicalResult prepareKernels(mlir::MLIRContext &context,
   rules.addPass(createFoldGemmAccumulate());
   rules.addPass(createMarkSymmetric());
   rules.addPass(createFuseKernels());
+  // The CPU accumulates sums in double: cheap there, and closest to the
+  // fp64 reference.
+  rules.addPass(createSetAccumulators({"f64"}));
   return pm.run(module);
 }
 

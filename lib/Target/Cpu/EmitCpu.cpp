@@ -591,9 +591,10 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
   };
 
   std::vector<unsigned> lines = specLines(kernel.getLoc());
-  line() << "// Kernel: one pass over " << describeType(space).substr(
-                0, describeType(space).find(' '))
-         << ", from spec line" << (lines.size() > 1 ? "s" : "");
+  // describeType gives "[m, n] f32": the shape is all but the element type.
+  std::string spaceText = describeType(space);
+  line() << "// Kernel: one pass over "
+         << spaceText.substr(0, spaceText.rfind(' ')) << ", from spec line" << (lines.size() > 1 ? "s" : "");
   for (unsigned l : lines)
     os << " " << l;
   os << ".\n";
@@ -630,10 +631,13 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
   llvm::SmallDenseSet<Value, 4> claimed;
   struct Reduction {
     mutable ReduceOp op;
-    std::string acc;  // accumulator (double, or a vector<double> for axes)
+    std::string acc;  // accumulator (a scalar, or a vector for axes)
+    std::string type; // the accumulator's C++ type, as the IR names it
     std::string out;  // result: a scalar name or a tile
     bool alongAxis;
     std::string axisRows, axisCols; // the reduced tile's extent
+    std::string count;              // elements summed into each result
+    std::string slot;               // the result element of element (i, j)
   };
   SmallVector<Reduction> reductions;
   for (auto [value, result] : llvm::zip(yield.getValues(), kernel.getResults())) {
@@ -663,25 +667,40 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     auto reduce = dyn_cast<ReduceOp>(op);
     if (!reduce)
       continue;
-    Reduction r{reduce, names.unique("acc"), "", static_cast<bool>(reduce.getAxis()), "", ""};
+    if (!reduce.getAccumulator())
+      return reduce.emitError("the CPU emitter needs the accumulator type; "
+                              "run --optgen-set-accumulators first");
+    Type accumulator = *reduce.getAccumulator();
+    Reduction r{reduce, names.unique("acc"), cppType(accumulator).str(), "",
+                static_cast<bool>(reduce.getAxis()), "", ""};
     std::string init = reduce.getKind() == ReduceKind::max
-                           ? "-std::numeric_limits<double>::infinity()"
-                           : "0.0";
+                           ? "-std::numeric_limits<" + r.type + ">::infinity()"
+                           : floatLiteral(0, accumulator.isF64());
     Value result = kernel.getResult(
         llvm::find(yield.getValues(), reduce.getResult()) - yield.getValues().begin());
     if (!r.alongAxis) {
-      line() << "double " << r.acc << " = " << init << ";\n";
+      line() << r.type << " " << r.acc << " = " << init << ";\n";
     } else {
       auto inputType = cast<SymbolicTensorType>(reduce.getInput().getType());
       std::string axis = scalar(reduce.getAxis());
-      // The 2-D axis: a vector's only axis is its columns.
-      std::string onRows =
-          inputType.getRank() == 1
-              ? std::string("false")
-              : "((" + axis + ") == 0 || (" + axis + ") == -2)";
-      r.axisRows = "(" + onRows + " ? int64_t{1} : " + R + ")";
-      r.axisCols = "(" + onRows + " ? " + C + " : int64_t{1})";
-      line() << "std::vector<double> " << r.acc << "(static_cast<size_t>("
+      // The 2-D axis: a vector's only axis is its columns; a known axis is
+      // printed as the extent it gives.
+      std::optional<int64_t> known = constantInt(reduce.getAxis());
+      if (inputType.getRank() == 1 || known) {
+        bool onRows = inputType.getRank() != 1 && (*known == 0 || *known == -2);
+        r.axisRows = onRows ? std::string("int64_t{1}") : R;
+        r.axisCols = onRows ? C : std::string("int64_t{1}");
+        r.count = onRows ? R : C;
+        r.slot = onRows ? "j" : "i";
+      } else {
+        std::string onRows = "((" + axis + ") == 0 || (" + axis + ") == -2)";
+        r.axisRows = "(" + onRows + " ? int64_t{1} : " + R + ")";
+        r.axisCols = "(" + onRows + " ? " + C + " : int64_t{1})";
+        r.count = "(" + onRows + " ? " + R + " : " + C + ")";
+        r.slot = "(" + onRows + " ? j : i)";
+      }
+      line() << "std::vector<" << r.type << "> " << r.acc
+             << "(static_cast<size_t>("
              << r.axisRows << " * " << r.axisCols << "), " << init << ");\n";
       r.out = allocateTile(result, r.axisRows, r.axisCols, "reduced");
     }
@@ -738,12 +757,10 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     if (auto reduce = dyn_cast<ReduceOp>(op)) {
       const Reduction &r = *llvm::find_if(
           reductions, [&](const Reduction &x) { return x.op == reduce; });
-      std::string v = "static_cast<double>(" + elementOf(reduce.getInput()) + ")";
-      std::string slot = r.alongAxis
-                             ? r.acc + "[static_cast<size_t>((" + r.axisRows +
-                                   " == 1 ? 0 : i) * " + r.axisCols + " + (" +
-                                   r.axisCols + " == 1 ? 0 : j))]"
-                             : r.acc;
+      std::string v = "static_cast<" + r.type + ">(" +
+                      elementOf(reduce.getInput()) + ")";
+      std::string slot =
+          r.alongAxis ? r.acc + "[static_cast<size_t>(" + r.slot + ")]" : r.acc;
       switch (reduce.getKind()) {
       case ReduceKind::sum:
       case ReduceKind::mean:
@@ -797,7 +814,7 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     auto finish = [&](const std::string &acc, const std::string &count) {
       std::string v = acc;
       if (r.op.getKind() == ReduceKind::mean)
-        v = "(" + acc + " / static_cast<double>(" + count + "))";
+        v = "(" + acc + " / static_cast<" + r.type + ">(" + count + "))";
       if (r.op.getKind() == ReduceKind::norm)
         v = "std::sqrt(" + acc + ")";
       return rounded("static_cast<float>(" + v + ")", element);
@@ -811,9 +828,8 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
       exprs[result] = name;
       continue;
     }
-    std::string count = "(" + r.axisRows + " == 1 ? " + R + " : " + C + ")";
     line() << "for (size_t k = 0; k < " << r.acc << ".size(); ++k)\n";
-    line() << "  " << r.out << ".data[k] = " << finish(r.acc + "[k]", count)
+    line() << "  " << r.out << ".data[k] = " << finish(r.acc + "[k]", r.count)
            << ";\n";
   }
   return success();
