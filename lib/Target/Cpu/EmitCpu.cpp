@@ -15,6 +15,10 @@
 
 #include "optgen/Target/Cpu/EmitCpu.h"
 
+#include "optgen/Target/CFamily/Expressions.h"
+#include "optgen/Target/CFamily/Names.h"
+#include "optgen/Target/CFamily/SourceInfo.h"
+
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -31,186 +35,7 @@ using namespace optgen;
 
 namespace {
 
-//===----------------------------------------------------------------------===//
-// Legal C++ from spec text
-//===----------------------------------------------------------------------===//
-
-bool isCppKeyword(StringRef name) {
-  static const llvm::StringSet<> keywords = {
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
-      "bool", "break", "case", "catch", "char", "char16_t", "char32_t",
-      "char8_t", "class", "compl", "concept", "const", "consteval",
-      "constexpr", "constinit", "const_cast", "continue", "co_await",
-      "co_return", "co_yield", "decltype", "default", "delete", "do",
-      "double", "dynamic_cast", "else", "enum", "explicit", "export",
-      "extern", "false", "float", "for", "friend", "goto", "if", "inline",
-      "int", "long", "mutable", "namespace", "new", "noexcept", "not",
-      "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected",
-      "public", "register", "reinterpret_cast", "requires", "return", "short",
-      "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
-      "switch", "template", "this", "thread_local", "throw", "true", "try",
-      "typedef", "typeid", "typename", "union", "unsigned", "using",
-      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
-      // Names the generated code itself uses.
-      "call", "optgen", "std", "row", "i", "j", "k", "R", "C", "shape",
-      "rank", "rows", "cols", "main", "size", "int64_t", "Tile", "NAN",
-      "INFINITY"};
-  return keywords.contains(name);
-}
-
-/// `text` as a C++ identifier: only [A-Za-z0-9_], not starting with a digit
-/// or an underscore (reserved forms), not a keyword.
-std::string legalIdentifier(StringRef text) {
-  std::string name;
-  for (char c : text)
-    name += llvm::isAlnum(c) ? c : '_';
-  while (!name.empty() && name.front() == '_')
-    name.erase(name.begin());
-  if (name.empty() || llvm::isDigit(name.front()))
-    name = "v" + name;
-  size_t doubled;
-  while ((doubled = name.find("__")) != std::string::npos)
-    name.erase(doubled, 1);
-  if (isCppKeyword(name))
-    name += "_";
-  return name;
-}
-
-/// `text` as a C++ string literal: printable ASCII as itself, everything
-/// else (quotes, backslashes, newlines, bytes >= 0x80) as octal escapes.
-std::string cppString(StringRef text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\' || c == '?' || c < 0x20 || c >= 0x7f) {
-      char escape[5];
-      std::snprintf(escape, sizeof escape, "\\%03o", c);
-      out += escape;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
-/// Spec text made safe inside a `//` comment: no backslashes (a trailing one
-/// would continue the comment onto the next line), printable ASCII only.
-std::string commentText(StringRef text) {
-  std::string out;
-  for (unsigned char c : text.trim())
-    out += (c == '\\' || c < 0x20 || c >= 0x7f) ? '?' : static_cast<char>(c);
-  return out;
-}
-
-/// Hands out distinct identifiers.
-class NameTable {
-public:
-  std::string unique(StringRef base) {
-    std::string name = legalIdentifier(base);
-    if (used.insert(name).second)
-      return name;
-    // `int_` + `_1` would be reserved (a double underscore): join on one.
-    std::string stem = name;
-    while (stem.size() > 1 && stem.back() == '_')
-      stem.pop_back();
-    for (unsigned n = 1;; ++n) {
-      std::string candidate = stem + "_" + std::to_string(n);
-      if (used.insert(candidate).second)
-        return candidate;
-    }
-  }
-
-private:
-  std::set<std::string> used;
-};
-
-std::string floatLiteral(double value, bool isDouble) {
-  if (std::isnan(value))
-    return isDouble ? "std::numeric_limits<double>::quiet_NaN()"
-                    : "std::numeric_limits<float>::quiet_NaN()";
-  if (std::isinf(value))
-    return std::string(value < 0 ? "-" : "") +
-           (isDouble ? "std::numeric_limits<double>::infinity()"
-                     : "std::numeric_limits<float>::infinity()");
-  char text[64];
-  std::snprintf(text, sizeof text, isDouble ? "%.17g" : "%.9g",
-                isDouble ? value : static_cast<double>(static_cast<float>(value)));
-  std::string literal = text;
-  if (literal.find_first_of(".e") == std::string::npos)
-    literal += ".0";
-  return isDouble ? literal : literal + "f";
-}
-
-/// The C++ type holding a scalar (or one tensor element) of `element`.
-StringRef cppType(Type element) {
-  if (element.isInteger(1))
-    return "bool";
-  if (element.isInteger(64))
-    return "int64_t";
-  if (element.isF64())
-    return "double";
-  return "float";
-}
-
-/// Wraps `expr` (computed in float) in the rounding its type asks for.
-std::string rounded(std::string expr, Type element) {
-  if (element.isBF16())
-    return "optgen::runtime::roundToBF16(" + expr + ")";
-  if (element.isF16())
-    return "optgen::runtime::roundToF16(" + expr + ")";
-  return expr;
-}
-
-std::string convert(const std::string &expr, Type from, Type to) {
-  if (cppType(from) == cppType(to))
-    return expr;
-  if (from.isInteger(1) && !to.isInteger(1))
-    return "(" + expr + " ? " +
-           (to.isInteger(64) ? std::string("1") : floatLiteral(1, to.isF64())) +
-           " : " +
-           (to.isInteger(64) ? std::string("0") : floatLiteral(0, to.isF64())) +
-           ")";
-  return "static_cast<" + cppType(to).str() + ">(" + expr + ")";
-}
-
 bool isTensor(Value v) { return isa<SymbolicTensorType>(v.getType()); }
-
-/// The first file location inside `loc` (through names and fusions).
-std::optional<FileLineColLoc> fileLocation(Location loc) {
-  std::optional<FileLineColLoc> found;
-  loc->walk([&](Location inner) {
-    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      found = file;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return found;
-}
-
-/// The distinct spec lines of `loc`, in order.
-std::vector<unsigned> specLines(Location loc) {
-  std::set<unsigned> lines;
-  loc->walk([&](Location inner) {
-    if (auto file = dyn_cast<FileLineColLoc>(inner))
-      lines.insert(file.getLine());
-    return WalkResult::advance();
-  });
-  return {lines.begin(), lines.end()};
-}
-
-std::optional<StringRef> specName(Value value) {
-  if (Operation *def = value.getDefiningOp())
-    if (auto name = dyn_cast<NameLoc>(def->getLoc()))
-      return name.getName().getValue();
-  return std::nullopt;
-}
-
-std::optional<int64_t> constantInt(Value value) {
-  APInt v;
-  if (matchPattern(value, m_ConstantInt(&v)))
-    return v.getSExtValue();
-  return std::nullopt;
-}
 
 //===----------------------------------------------------------------------===//
 // One rule (or a `where` condition, or a state-shape function)
@@ -275,9 +100,6 @@ private:
   LogicalResult emitForTable(ForTableOp op);
   LogicalResult emitUpdate(UpdateOp op);
 
-  /// The C++ expression of `op` applied to `operands` (expressions of the
-  /// operands' element types), as an element of its result type.
-  std::string elementExpr(Operation *op, ArrayRef<std::string> operands);
   /// The size of `tensor` along `axis` (an expression).
   std::string dimExpr(Value tensor, Value axis);
   /// A fresh tile variable of rows x cols backed by its own buffer.
@@ -314,96 +136,16 @@ std::string RuleEmitter::dimExpr(Value tensor, Value axis) {
       .str();
 }
 
-std::string RuleEmitter::elementExpr(Operation *op,
-                                     ArrayRef<std::string> operands) {
-  Type result = getElementTypeOrSelf(op->getResult(0).getType());
-  SmallVector<Type> from;
-  for (Value operand : op->getOperands())
-    from.push_back(getElementTypeOrSelf(operand.getType()));
-  // Operands in the result's compute type.
-  auto in = [&](unsigned i) { return convert(operands[i], from[i], result); };
-  auto call = [&](StringRef fn, ArrayRef<std::string> args) {
-    std::string text = fn.str() + "(";
-    llvm::interleave(args, [&](const std::string &a) { text += a; },
-                     [&] { text += ", "; });
-    return text + ")";
-  };
-  auto math = [&](StringRef fn) { return call(fn, {in(0)}); };
-
-  std::string expr =
-      llvm::TypeSwitch<Operation *, std::string>(op)
-          .Case([&](AddOp) { return "(" + in(0) + " + " + in(1) + ")"; })
-          .Case([&](SubOp) { return "(" + in(0) + " - " + in(1) + ")"; })
-          .Case([&](MulOp) { return "(" + in(0) + " * " + in(1) + ")"; })
-          .Case([&](DivOp) { return "(" + in(0) + " / " + in(1) + ")"; })
-          .Case([&](PowOp) { return call("std::pow", {in(0), in(1)}); })
-          .Case([&](MinOp) {
-            return call("optgen::runtime::minimum", {in(0), in(1)});
-          })
-          .Case([&](MaxOp) {
-            return call("optgen::runtime::maximum", {in(0), in(1)});
-          })
-          .Case([&](NegOp) { return "(-" + in(0) + ")"; })
-          .Case([&](AbsOp) { return math("std::abs"); })
-          .Case([&](SignOp) { return math("optgen::runtime::sign"); })
-          .Case([&](SqrtOp) { return math("std::sqrt"); })
-          .Case([&](RsqrtOp) {
-            return "(" + floatLiteral(1, result.isF64()) + " / " +
-                   math("std::sqrt") + ")";
-          })
-          .Case([&](ExpOp) { return math("std::exp"); })
-          .Case([&](LogOp) { return math("std::log"); })
-          .Case([&](LerpOp) {
-            return call("optgen::runtime::lerp", {in(0), in(1), in(2)});
-          })
-          .Case([&](ClampOp) {
-            return call("optgen::runtime::minimum",
-                        {call("optgen::runtime::maximum", {in(0), in(1)}),
-                         in(2)});
-          })
-          .Case([&](SelectOp) {
-            return "(" + operands[0] + " ? " + in(1) + " : " + in(2) + ")";
-          })
-          .Case([&](CastOp) { return in(0); })
-          .Case([&](AndOp) { return "(" + in(0) + " && " + in(1) + ")"; })
-          .Case([&](OrOp) { return "(" + in(0) + " || " + in(1) + ")"; })
-          .Case([&](NotOp) { return "(!" + in(0) + ")"; })
-          .Case([&](CmpOp cmp) {
-            // Compare in the operands' promotion: double holds every float
-            // exactly, int64_t every int.
-            bool anyFloat = llvm::any_of(
-                from, [](Type t) { return isa<FloatType>(t); });
-            Type common = Builder(op->getContext()).getI64Type();
-            if (anyFloat)
-              common = Builder(op->getContext()).getF64Type();
-            StringRef symbol;
-            switch (cmp.getPredicate()) {
-            case CmpPredicate::lt: symbol = " < "; break;
-            case CmpPredicate::le: symbol = " <= "; break;
-            case CmpPredicate::gt: symbol = " > "; break;
-            case CmpPredicate::ge: symbol = " >= "; break;
-            case CmpPredicate::eq: symbol = " == "; break;
-            case CmpPredicate::ne: symbol = " != "; break;
-            }
-            return "(" + convert(operands[0], from[0], common) + symbol.str() +
-                   convert(operands[1], from[1], common) + ")";
-          })
-          .Default([](Operation *) { return std::string(); });
-  if (isa<AndOp, OrOp, NotOp, CmpOp>(op))
-    return expr;
-  return rounded(expr, result);
-}
-
 LogicalResult RuleEmitter::emitScalarMath(Operation *op) {
   SmallVector<std::string> operands;
   for (Value v : op->getOperands())
     operands.push_back(scalar(v));
-  std::string expr = elementExpr(op, operands);
+  std::string expr = elementExpression(op, operands);
   if (expr.empty())
     return op->emitError("the CPU emitter cannot print this op");
   Value result = op->getResult(0);
   std::string name = nameFor(result, "s");
-  line() << "const " << cppType(result.getType()) << " " << name << " = "
+  line() << "const " << cType(result.getType()) << " " << name << " = "
          << expr << ";\n";
   exprs[result] = name;
   return success();
@@ -436,8 +178,8 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
           exprs[hyper] = std::to_string(offset);
           return success();
         }
-        line() << "const " << cppType(hyper.getType()) << " " << name
-               << " = static_cast<" << cppType(hyper.getType())
+        line() << "const " << cType(hyper.getType()) << " " << name
+               << " = static_cast<" << cType(hyper.getType())
                << ">(call.hypers[" << offset << "]);\n";
         exprs[hyper] = name;
         return success();
@@ -450,8 +192,8 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
         std::string name =
             names.unique(hyper.getName().str() + "_" +
                          std::to_string(get.getIndex()));
-        line() << "const " << cppType(get.getType()) << " " << name
-               << " = static_cast<" << cppType(get.getType())
+        line() << "const " << cType(get.getType()) << " " << name
+               << " = static_cast<" << cType(get.getType())
                << ">(call.hypers[" << offset << "]);\n";
         exprs[get] = name;
         return success();
@@ -466,7 +208,7 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
                  << "], call.stateCols[" << index << "]};\n";
           tiles[state] = name;
         } else {
-          line() << cppType(state.getType()) << " " << name
+          line() << cType(state.getType()) << " " << name
                  << " = call.states[" << index << "][0];\n";
           exprs[state] = name;
         }
@@ -671,7 +413,7 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
       return reduce.emitError("the CPU emitter needs the accumulator type; "
                               "run --optgen-set-accumulators first");
     Type accumulator = *reduce.getAccumulator();
-    Reduction r{reduce, names.unique("acc"), cppType(accumulator).str(), "",
+    Reduction r{reduce, names.unique("acc"), cType(accumulator).str(), "",
                 static_cast<bool>(reduce.getAxis()), "", ""};
     std::string init = reduce.getKind() == ReduceKind::max
                            ? "-std::numeric_limits<" + r.type + ">::infinity()"
@@ -778,14 +520,14 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     SmallVector<std::string> operands;
     for (Value operand : op.getOperands())
       operands.push_back(elementOf(operand));
-    std::string expr = elementExpr(&op, operands);
+    std::string expr = elementExpression(&op, operands);
     if (expr.empty())
       return op.emitError("the CPU emitter cannot print this op in a kernel");
     Value result = op.getResult(0);
     std::optional<StringRef> spec = specName(result);
     std::string name = names.unique(
         (spec ? *spec : StringRef("e")).str() + "_" + std::to_string(counter++));
-    line() << "const " << cppType(getElementTypeOrSelf(result.getType())) << " "
+    line() << "const " << cType(getElementTypeOrSelf(result.getType())) << " "
            << name << " = " << expr << ";\n";
     element[result] = name;
     auto out = outputTile.find(result);
@@ -876,7 +618,7 @@ LogicalResult RuleEmitter::emitIf(IfOp op) {
       line() << "optgen::runtime::Tile " << name << ";\n";
       tiles[result] = name;
     } else {
-      line() << cppType(result.getType()) << " " << name << "{};\n";
+      line() << cType(result.getType()) << " " << name << "{};\n";
       exprs[result] = name;
     }
     results.push_back(name);
@@ -947,7 +689,7 @@ LogicalResult RuleEmitter::emitForTable(ForTableOp op) {
       tiles[arg] = name;
       tiles[result] = name;
     } else {
-      line() << cppType(init.getType()) << " " << name << " = "
+      line() << cType(init.getType()) << " " << name << " = "
              << scalar(init) << ";\n";
       exprs[arg] = name;
       exprs[result] = name;
