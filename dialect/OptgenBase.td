@@ -28,6 +28,8 @@ def Optgen_Dialect : Dialect {
     its `where` region) to a rule, with hyperparameter values.
   }];
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
   let hasConstantMaterializer = 1;
   let extraClassDeclaration = [{
     void registerTypes();
@@ -129,6 +131,35 @@ def Optgen_CmpPredicate : I32EnumAttr<"CmpPredicate", "comparison",
     [Optgen_CmpLt, Optgen_CmpLe, Optgen_CmpGt, Optgen_CmpGe, Optgen_CmpEq,
      Optgen_CmpNe]> {
   let cppNamespace = "::optgen";
+}
+
+def Optgen_BufferParam     : I32EnumAttrCase<"param", 0>;
+def Optgen_BufferGrad      : I32EnumAttrCase<"grad", 1>;
+def Optgen_BufferState     : I32EnumAttrCase<"state", 2>;
+def Optgen_BufferWorkspace : I32EnumAttrCase<"workspace", 3>;
+def Optgen_BufferKind : I32EnumAttr<"BufferKind",
+    "the memory a tensor value of an executable rule lives in",
+    [Optgen_BufferParam, Optgen_BufferGrad, Optgen_BufferState,
+     Optgen_BufferWorkspace]> {
+  let cppNamespace = "::optgen";
+}
+
+def Optgen_BufferAttr : AttrDef<Optgen_Dialect, "Buffer"> {
+  let mnemonic = "buffer";
+  let summary = "where a tensor value of an executable rule lives";
+  let description = [{
+    Set by `optgen-assign-buffers` on every op that makes a tensor (one per
+    result): the parameter's memory (`param`), the gradient's (`grad`, read
+    only), state `index` of the rule (`state`), or workspace slot `index`
+    (`workspace`, whose shape the rule's `workspace` attribute gives). Two
+    values with the same buffer share memory: a kernel that writes its
+    result into an input's buffer works in place.
+
+    Example: `#optgen.buffer<workspace, 2>`, `#optgen.buffer<state, 0>`.
+  }];
+  let parameters = (ins EnumParameter<Optgen_BufferKind>:$kind,
+                        "int64_t":$index);
+  let assemblyFormat = "`<` $kind `,` $index `>`";
 }
 
 def Optgen_DistributeNone  : I32EnumAttrCase<"none", 0>;

@@ -714,3 +714,32 @@ LogicalResult GemmOp::verify() {
                        "operand, exactly one side transposed");
   return success();
 }
+
+BufferAttr optgen::getBuffer(Value value) {
+  MLIRContext *context = value.getContext();
+  if (auto state = value.getDefiningOp<StateOp>()) {
+    auto rule = state->getParentOfType<RuleOp>();
+    SmallVector<StateOp> states = getRuleStates(rule);
+    return BufferAttr::get(context, BufferKind::state,
+                           llvm::find(states, state) - states.begin());
+  }
+  if (auto result = dyn_cast<OpResult>(value)) {
+    auto buffers = result.getOwner()->getAttrOfType<ArrayAttr>("optgen.buffers");
+    if (!buffers || isa<ReduceOp>(result.getOwner()))
+      return {};
+    return dyn_cast<BufferAttr>(buffers[result.getResultNumber()]);
+  }
+  auto arg = cast<BlockArgument>(value);
+  Operation *owner = arg.getOwner()->getParentOp();
+  if (isa<RuleOp>(owner))
+    return BufferAttr::get(context,
+                           arg.getArgNumber() == 0 ? BufferKind::param
+                                                   : BufferKind::grad,
+                           0);
+  if (auto loop = dyn_cast<ForTableOp>(owner)) {
+    // Loop-carried values live where the loop's results do.
+    unsigned index = arg.getArgNumber() - loop.getRowLength();
+    return getBuffer(loop.getResult(index));
+  }
+  return {};
+}

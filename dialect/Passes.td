@@ -80,6 +80,37 @@ def SetAccumulators : Pass<"optgen-set-accumulators", "optgen::RuleOp"> {
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
+def AssignBuffers : Pass<"optgen-assign-buffers", "optgen::RuleOp"> {
+  let summary = "Decide the memory of every tensor value of a rule";
+  let description = [{
+    Gives every op that makes a tensor an `optgen.buffers` attribute (one
+    `#optgen.buffer` per result) and the rule an `optgen.workspace`
+    attribute (the shape and storage type of each workspace slot), so that
+    a printer allocates nothing and decides nothing: the runtime allocates
+    the workspace once, before the first step, and every temporary of a
+    step lives in a slot of it.
+
+    - A kernel writes a result into one of its inputs when that input has
+      the result's exact shape, is not the gradient, and is not read after
+      the kernel: a temporary, or the parameter's or a state's memory when
+      the result is the value the update stores there (an AdamW step writes
+      p, m and v in place).
+    - A gemm writes into its accumulated `c` when `c` is a temporary read by
+      nothing after it and is neither multiplied operand.
+    - A table loop's carried value has a slot for the whole loop, its
+      initial value's own when that is a temporary read by nothing after.
+    - Everything else takes a free workspace slot of its exact shape and
+      storage type, or a new one: a slot is free once the last value in it
+      is dead (values inside a loop body are dead at the end of the
+      iteration that made them).
+    - A reduction along an axis inside a kernel gets a slot for its
+      accumulator, of the accumulator's type (`optgen-set-accumulators`).
+    Tensor values are stored as f32 whatever their element type (bf16 and
+    f16 values held rounded); accumulators as their type.
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
 def BindParams : Pass<"optgen-bind-params", "optgen::OptimizerOp"> {
   let summary = "Bind each known parameter to its group";
   let description = [{

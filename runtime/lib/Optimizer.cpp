@@ -320,6 +320,16 @@ void Optimizer::finalize() {
       p.stagedParam.resize(static_cast<size_t>(p.param.numel()));
       p.stagedGrad.resize(static_cast<size_t>(p.param.numel()));
     }
+    // The scratch of the largest call: the whole parameter, or this rank's
+    // part of it (one row of elements).
+    if (rule.workspaceElements) {
+      int64_t whole = rule.workspaceElements(
+          p.param.shape.data(), static_cast<int>(p.param.shape.size()));
+      int64_t part = rule.workspaceElements(&p.partLength, 1);
+      int64_t floats = std::max(whole, part);
+      if (static_cast<size_t>((floats + 1) / 2) > workspace_.size())
+        workspace_.resize(static_cast<size_t>((floats + 1) / 2));
+    }
   }
   finalized_ = true;
 }
@@ -355,7 +365,7 @@ void Optimizer::runRule(size_t index, const float *grad, int64_t begin,
                 p.stateRows.data(),   p.stateCols.data(),
                 rows,                 cols,  shape,
                 rank,                 hypers_[plan_.groupOf[index]].data(),
-                p.steps};
+                p.steps, reinterpret_cast<float *>(workspace_.data())};
   try {
     rule.step(call);
   } catch (const Error &error) {

@@ -265,6 +265,7 @@ LogicalResult prepareKernels(mlir::MLIRContext &context,
   // The CPU accumulates sums in double: cheap there, and closest to the
   // fp64 reference.
   rules.addPass(createSetAccumulators({"f64"}));
+  rules.addPass(createAssignBuffers());
   return pm.run(module);
 }
 

@@ -102,19 +102,38 @@ private:
 
   /// The size of `tensor` along `axis` (an expression).
   std::string dimExpr(Value tensor, Value axis);
-  /// A fresh tile variable of rows x cols backed by its own buffer.
-  std::string allocateTile(Value value, const std::string &rows,
-                           const std::string &cols, StringRef fallback);
+  /// A tile variable of rows x cols over the memory the IR gave `value`.
+  std::string placeTile(Value value, const std::string &rows,
+                        const std::string &cols, StringRef fallback);
+  /// The memory (a float pointer expression) of `buffer`.
+  std::string memoryOf(BufferAttr buffer);
+  /// Declares the workspace slots' pointers for the rule's body.
+  void emitWorkspacePointers(RuleOp rule);
+
+  std::vector<std::string> slotNames; ///< per workspace slot, its pointer
 };
 
-std::string RuleEmitter::allocateTile(Value value, const std::string &rows,
-                                      const std::string &cols,
-                                      StringRef fallback) {
+std::string RuleEmitter::memoryOf(BufferAttr buffer) {
+  switch (buffer.getKind()) {
+  case BufferKind::param:
+    return "call.param";
+  case BufferKind::grad:
+    return "const_cast<float *>(call.grad)";
+  case BufferKind::state:
+    return "call.states[" + std::to_string(buffer.getIndex()) + "]";
+  case BufferKind::workspace:
+    return slotNames.at(buffer.getIndex());
+  }
+  return "";
+}
+
+std::string RuleEmitter::placeTile(Value value, const std::string &rows,
+                                   const std::string &cols,
+                                   StringRef fallback) {
   std::string name = nameFor(value, fallback);
-  line() << "std::vector<float> " << name << "_data(static_cast<size_t>("
-         << rows << " * " << cols << "));\n";
-  line() << "optgen::runtime::Tile " << name << "{" << name << "_data.data(), "
-         << rows << ", " << cols << "};\n";
+  line() << "optgen::runtime::Tile " << name << "{"
+         << memoryOf(getBuffer(value)) << ", " << rows << ", " << cols
+         << "};\n";
   tiles[value] = name;
   return name;
 }
@@ -161,7 +180,9 @@ LogicalResult RuleEmitter::emitBlock(Block &block) {
 LogicalResult RuleEmitter::emitOp(Operation *op) {
   if (isa<YieldOp>(op))
     return success();
-  noteSource(op);
+  // An update comments the copies it prints, if any.
+  if (!isa<UpdateOp>(op))
+    noteSource(op);
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](HyperOp hyper) {
         // Hyperparameters arrive flattened: find this one's offset.
@@ -267,52 +288,6 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
       });
 }
 
-/// Whether `value` is what the rule's update stores into `storage` (the
-/// parameter or a state).
-static bool isFinalValueOf(Value value, Value storage, RuleOp rule) {
-  auto update = cast<UpdateOp>(rule.getBlock().getTerminator());
-  if (storage == rule.getParam())
-    return update.getParam() == value;
-  SmallVector<StateOp> states = getRuleStates(rule);
-  for (auto [state, final] : llvm::zip(states, update.getStates()))
-    if (state.getResult() == storage)
-      return final == value;
-  return false;
-}
-
-/// Whether a kernel may write its result into `candidate`'s memory: it is a
-/// temporary of this block, or the parameter's or a state's memory when the
-/// result is what the update stores there; it has the result's exact shape;
-/// and nothing reads it after the kernel.
-static bool mayOverwrite(Value candidate, Value result, KernelOp kernel,
-                         RuleOp rule) {
-  Block *block = kernel->getBlock();
-  auto type = dyn_cast<SymbolicTensorType>(candidate.getType());
-  auto want = cast<SymbolicTensorType>(result.getType());
-  if (!type || type.getAnyRank() != want.getAnyRank() ||
-      type.getDims() != want.getDims() ||
-      llvm::any_of(type.getDims(), [](Attribute d) { return isa<UnitAttr>(d); }))
-    return false;
-  if (candidate == rule.getGrad())
-    return false;
-  bool isStorage =
-      candidate == rule.getParam() || candidate.getDefiningOp<StateOp>();
-  bool writable =
-      isStorage ? isFinalValueOf(result, candidate, rule)
-                : (candidate.getParentBlock() == block &&
-                   (candidate.getDefiningOp<KernelOp>() ||
-                    candidate.getDefiningOp<GemmOp>() ||
-                    isa<BlockArgument>(candidate)));
-  if (!writable)
-    return false;
-  for (Operation *user : candidate.getUsers()) {
-    Operation *inBlock = block->findAncestorOpInBlock(*user);
-    if (!inBlock || (inBlock != kernel && kernel->isBeforeInBlock(inBlock)))
-      return false;
-  }
-  return true;
-}
-
 LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
   Block &body = kernel.getBody().front();
   SymbolicTensorType space = kernel.getIterationSpace();
@@ -380,21 +355,23 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     std::string axisRows, axisCols; // the reduced tile's extent
     std::string count;              // elements summed into each result
     std::string slot;               // the result element of element (i, j)
+    std::string size;               // the accumulator's elements
   };
-  SmallVector<Reduction> reductions;
+  SmallVector<Reduction, 2> reductions;
   for (auto [value, result] : llvm::zip(yield.getValues(), kernel.getResults())) {
     if (auto reduce = value.getDefiningOp<ReduceOp>())
       continue; // below
+    // Written in place when the IR put the result in an input's buffer.
     std::string target;
     for (Value input : inputs)
       if (!claimed.contains(input) && tiles.count(input) &&
-          mayOverwrite(input, result, kernel, currentRule)) {
+          getBuffer(input) == getBuffer(result)) {
         claimed.insert(input);
         target = tile(input);
         break;
       }
     if (target.empty()) {
-      target = allocateTile(result, R, C, "t");
+      target = placeTile(result, R, C, "t");
     } else {
       std::string name = nameFor(value, "t");
       line() << "optgen::runtime::Tile " << name << " = " << target
@@ -441,10 +418,21 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
         r.count = "(" + onRows + " ? " + R + " : " + C + ")";
         r.slot = "(" + onRows + " ? j : i)";
       }
-      line() << "std::vector<" << r.type << "> " << r.acc
-             << "(static_cast<size_t>("
-             << r.axisRows << " * " << r.axisCols << "), " << init << ");\n";
-      r.out = allocateTile(result, r.axisRows, r.axisCols, "reduced");
+      // The accumulator lives in the workspace slot the IR gave it.
+      auto buffers = reduce->getAttrOfType<ArrayAttr>("optgen.buffers");
+      if (!buffers)
+        return reduce.emitError("the CPU emitter needs the reduction's "
+                                "buffer; run --optgen-assign-buffers first");
+      std::string memory = memoryOf(cast<BufferAttr>(buffers[0]));
+      r.size = r.axisRows + " * " + r.axisCols;
+      line() << r.type << " *const " << r.acc << " = "
+             << (accumulator.isF32()
+                     ? memory
+                     : "reinterpret_cast<" + r.type + " *>(" + memory + ")")
+             << ";\n";
+      line() << "std::fill(" << r.acc << ", " << r.acc << " + " << r.size
+             << ", " << init << ");\n";
+      r.out = placeTile(result, r.axisRows, r.axisCols, "reduced");
     }
     reductions.push_back(r);
   }
@@ -570,7 +558,7 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
       exprs[result] = name;
       continue;
     }
-    line() << "for (size_t k = 0; k < " << r.acc << ".size(); ++k)\n";
+    line() << "for (int64_t k = 0; k < " << r.size << "; ++k)\n";
     line() << "  " << r.out << ".data[k] = " << finish(r.acc + "[k]", r.count)
            << ";\n";
   }
@@ -582,7 +570,7 @@ LogicalResult RuleEmitter::emitGemm(GemmOp op) {
   bool ta = op.getTransposeA(), tb = op.getTransposeB();
   std::string rows = a + (ta ? ".cols" : ".rows");
   std::string cols = b + (tb ? ".rows" : ".cols");
-  std::string out = allocateTile(op, rows, cols, "product");
+  std::string out = placeTile(op, rows, cols, "product");
   Type f32 = Builder(op.getContext()).getF32Type();
   auto scale = [&](Value value, const char *absent) {
     return value ? convert(scalar(value), value.getType(), f32)
@@ -604,7 +592,7 @@ LogicalResult RuleEmitter::emitGemm(GemmOp op) {
 
 LogicalResult RuleEmitter::emitTranspose(TransposeOp op) {
   std::string src = tile(op.getInput());
-  std::string dst = allocateTile(op, src + ".cols", src + ".rows", "transposed");
+  std::string dst = placeTile(op, src + ".cols", src + ".rows", "transposed");
   line() << "optgen::runtime::transpose(" << src << ", " << dst << ");\n";
   return success();
 }
@@ -614,7 +602,6 @@ LogicalResult RuleEmitter::emitIf(IfOp op) {
   for (Value result : op.getResults()) {
     std::string name = nameFor(result, "chosen");
     if (isTensor(result)) {
-      line() << "std::vector<float> " << name << "_data;\n";
       line() << "optgen::runtime::Tile " << name << ";\n";
       tiles[result] = name;
     } else {
@@ -628,13 +615,15 @@ LogicalResult RuleEmitter::emitIf(IfOp op) {
     if (failed(emitBlock(region.front())))
       return failure();
     auto yield = cast<YieldOp>(region.front().getTerminator());
-    for (auto [value, name] : llvm::zip(yield.getValues(), results)) {
+    for (auto [value, result, name] :
+         llvm::zip(yield.getValues(), op.getResults(), results)) {
       if (isTensor(value)) {
         std::string t = tile(value);
-        line() << name << "_data.assign(" << t << ".data, " << t << ".data + "
-               << t << ".size());\n";
-        line() << name << " = {" << name << "_data.data(), " << t << ".rows, "
-               << t << ".cols};\n";
+        line() << name << " = {" << memoryOf(getBuffer(result)) << ", " << t
+               << ".rows, " << t << ".cols};\n";
+        if (getBuffer(value) != getBuffer(result))
+          line() << "optgen::runtime::copyTile(" << t << ", " << name
+                 << ".data);\n";
       } else {
         line() << name << " = " << scalar(value) << ";\n";
       }
@@ -682,10 +671,12 @@ LogicalResult RuleEmitter::emitForTable(ForTableOp op) {
     std::string name = nameFor(result, "carried");
     if (isTensor(init)) {
       std::string src = tile(init);
-      line() << "std::vector<float> " << name << "_data(" << src << ".data, "
-             << src << ".data + " << src << ".size());\n";
-      line() << "optgen::runtime::Tile " << name << "{" << name
-             << "_data.data(), " << src << ".rows, " << src << ".cols};\n";
+      line() << "optgen::runtime::Tile " << name << "{"
+             << memoryOf(getBuffer(result)) << ", " << src << ".rows, " << src
+             << ".cols};\n";
+      if (getBuffer(init) != getBuffer(result))
+        line() << "optgen::runtime::copyTile(" << src << ", " << name
+               << ".data);\n";
       tiles[arg] = name;
       tiles[result] = name;
     } else {
@@ -709,15 +700,12 @@ LogicalResult RuleEmitter::emitForTable(ForTableOp op) {
   if (failed(emitBlock(body)))
     return failure();
   auto yield = cast<YieldOp>(body.getTerminator());
-  for (auto [value, name] : llvm::zip(yield.getValues(), carried)) {
+  for (auto [value, result, name] :
+       llvm::zip(yield.getValues(), op.getResults(), carried)) {
     if (isTensor(value)) {
-      std::string t = tile(value);
-      line() << "if (" << t << ".data != " << name << ".data) {\n";
-      line() << "  " << name << "_data.assign(" << t << ".data, " << t
-             << ".data + " << t << ".size());\n";
-      line() << "  " << name << " = {" << name << "_data.data(), " << t
-             << ".rows, " << t << ".cols};\n";
-      line() << "}\n";
+      if (getBuffer(value) != getBuffer(result))
+        line() << "optgen::runtime::copyTile(" << tile(value) << ", " << name
+               << ".data);\n";
     } else {
       line() << name << " = " << scalar(value) << ";\n";
     }
@@ -728,20 +716,34 @@ LogicalResult RuleEmitter::emitForTable(ForTableOp op) {
 }
 
 LogicalResult RuleEmitter::emitUpdate(UpdateOp op) {
-  line() << "optgen::runtime::copyTile(" << tile(op.getParam())
-         << ", call.param);\n";
+  // Values the IR did not already put in their storage are copied there.
+  MLIRContext *context = op.getContext();
+  auto copy = [&](Value value, BufferAttr storage, const std::string &to) {
+    if (getBuffer(value) == storage)
+      return;
+    noteSource(op);
+    line() << "optgen::runtime::copyTile(" << tile(value) << ", " << to
+           << ");\n";
+  };
+  copy(op.getParam(), BufferAttr::get(context, BufferKind::param, 0),
+       "call.param");
   for (auto [index, value] : llvm::enumerate(op.getStates())) {
-    if (isTensor(value))
-      line() << "optgen::runtime::copyTile(" << tile(value) << ", call.states["
-             << index << "]);\n";
-    else
+    if (isTensor(value)) {
+      copy(value, BufferAttr::get(context, BufferKind::state, index),
+           "call.states[" + std::to_string(index) + "]");
+    } else {
+      noteSource(op);
       line() << "call.states[" << index << "][0] = " << scalar(value) << ";\n";
+    }
   }
   return success();
 }
 
 LogicalResult RuleEmitter::emitRule(RuleOp rule) {
   currentRule = rule;
+  if (!rule->getAttrOfType<ArrayAttr>("optgen.workspace"))
+    return rule.emitError("the CPU emitter needs the rule's buffers; run "
+                          "--optgen-assign-buffers first");
   std::string ident = legalIdentifier(rule.getSymName());
   std::optional<FileLineColLoc> file = fileLocation(rule.getLoc());
   os << "// Rule '" << commentText(rule.getSymName()) << "', "
@@ -756,10 +758,27 @@ LogicalResult RuleEmitter::emitRule(RuleOp rule) {
          << "{const_cast<float *>(call.grad), call.rows, call.cols};\n";
   tiles[rule.getParam()] = p;
   tiles[rule.getGrad()] = g;
+  emitWorkspacePointers(rule);
   if (failed(emitBlock(rule.getBlock())))
     return failure();
   os << "}\n\n";
   return success();
+}
+
+void RuleEmitter::emitWorkspacePointers(RuleOp rule) {
+  auto slots = rule->getAttrOfType<ArrayAttr>("optgen.workspace");
+  if (slots.empty())
+    return;
+  std::string ident = legalIdentifier(rule.getSymName());
+  std::string offsets = names.unique("offsets");
+  line() << "int64_t " << offsets << "[" << slots.size() << "];\n";
+  line() << "workspace_layout_" << ident << "(call.rows, call.cols, "
+         << offsets << ");\n";
+  for (auto [index, slot] : llvm::enumerate(slots)) {
+    slotNames.push_back(names.unique("slot" + std::to_string(index)));
+    line() << "float *const " << slotNames.back() << " = call.workspace + "
+           << offsets << "[" << index << "];\n";
+  }
 }
 
 LogicalResult RuleEmitter::emitStateShapes(RuleOp rule) {
@@ -869,6 +888,97 @@ LogicalResult RuleEmitter::emitWhere(GroupOp group, StringRef function) {
 }
 
 //===----------------------------------------------------------------------===//
+// The workspace of a rule
+//===----------------------------------------------------------------------===//
+
+/// The elements of a slot of `type` for a parameter seen as rows x cols,
+/// the rule's parameter being of `param`'s type: its symbols are the rows
+/// and columns; a `?` is at most the parameter's extent there.
+std::string slotElements(SymbolicTensorType type, SymbolicTensorType param) {
+  if (type.getAnyRank())
+    return "rows * cols";
+  auto extentOf = [&](Attribute dim, size_t axis) -> std::string {
+    if (!param.getAnyRank()) {
+      ArrayRef<Attribute> dims = param.getDims();
+      auto at = llvm::find(dims, dim);
+      if (isa<StringAttr>(dim) && at != dims.end())
+        return dims.size() == 2 && at == dims.begin() ? "rows" : "cols";
+      if (isa<UnitAttr>(dim) && static_cast<int64_t>(dims.size()) == type.getRank())
+        return dims.size() == 2 && axis == 0 ? "rows" : "cols";
+    }
+    return "rows * cols";
+  };
+  // Known extents multiply into one number.
+  int64_t known = 1;
+  std::string text;
+  for (auto [axis, dim] : llvm::enumerate(type.getDims())) {
+    if (auto size = dyn_cast<IntegerAttr>(dim)) {
+      known *= size.getInt();
+      continue;
+    }
+    text += (text.empty() ? "" : " * ") + extentOf(dim, axis);
+  }
+  if (text.empty())
+    return std::to_string(known);
+  return known == 1 ? text : std::to_string(known) + " * " + text;
+}
+
+/// The rule's workspace layout (offsets of its slots, f64 slots first so
+/// they are 8-byte aligned) and the size the runtime allocates.
+void emitWorkspace(RuleOp rule, raw_ostream &os) {
+  std::string ident = legalIdentifier(rule.getSymName());
+  auto slots = rule->getAttrOfType<ArrayAttr>("optgen.workspace");
+  auto param = cast<SymbolicTensorType>(rule.getParam().getType());
+  os << "// The workspace of rule '" << commentText(rule.getSymName())
+     << "' for a parameter of `shape`, in floats";
+  if (slots.empty()) {
+    os << ": none.\n";
+    os << "int64_t workspace_" << ident << "(const int64_t *, int) {\n";
+    os << "  return 0;\n";
+    os << "}\n\n";
+    return;
+  }
+  os << ".\n";
+  os << "// Slot offsets for a parameter seen as rows x cols (f64 slots "
+        "first, 8-byte\n// aligned); returns the total.\n";
+  std::string body;
+  for (bool wide : {true, false})
+    for (auto [index, slot] : llvm::enumerate(slots)) {
+      auto type = cast<SymbolicTensorType>(cast<TypeAttr>(slot).getValue());
+      if (type.getElementType().isF64() != wide)
+        continue;
+      std::string elements = slotElements(type, param);
+      body += "  offsets[" + std::to_string(index) + "] = at; // " +
+              describeType(type) + "\n";
+      // An f64 element takes two floats.
+      if (wide)
+        elements = llvm::all_of(elements, llvm::isDigit)
+                       ? std::to_string(2 * std::stoll(elements))
+                       : "2 * (" + elements + ")";
+      body += "  at += " + elements + ";\n";
+    }
+  // Unnamed when no slot's size depends on them (no unused parameters).
+  auto uses = [&](StringRef word) {
+    return llvm::StringRef(body).contains((" " + word).str()) ||
+           llvm::StringRef(body).contains(("(" + word).str());
+  };
+  os << "int64_t workspace_layout_" << ident << "(int64_t"
+     << (uses("rows") ? " rows" : "") << ", int64_t"
+     << (uses("cols") ? " cols" : "") << ", int64_t *offsets) {\n";
+  os << "  int64_t at = 0;\n" << body;
+  os << "  return at;\n";
+  os << "}\n\n";
+  os << "int64_t workspace_" << ident << "(const int64_t *shape, int rank) {\n";
+  os << "  int64_t numel = 1;\n";
+  os << "  for (int d = 0; d < rank; ++d)\n";
+  os << "    numel *= shape[d];\n";
+  os << "  int64_t offsets[" << slots.size() << "];\n";
+  os << "  return workspace_layout_" << ident
+     << "(rank == 2 ? shape[0] : 1, rank == 2 ? shape[1] : numel, offsets);\n";
+  os << "}\n\n";
+}
+
+//===----------------------------------------------------------------------===//
 // The files
 //===----------------------------------------------------------------------===//
 
@@ -949,6 +1059,8 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
   llvm::raw_string_ostream fos(functions);
   std::vector<std::string> tables;
   for (RuleOp rule : rules) {
+    if (rule->getAttrOfType<ArrayAttr>("optgen.workspace"))
+      emitWorkspace(rule, fos);
     if (failed(RuleEmitter(fos, options, tables).emitRule(rule)) ||
         failed(RuleEmitter(fos, options, tables).emitStateShapes(rule)))
       return failure();
@@ -1002,7 +1114,8 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
       os << (i ? ", " : "") << cppString(state.getName());
     std::string ident = legalIdentifier(rule.getSymName());
     os << "},\n      states_" << ident << ", step_" << ident << ", "
-       << (isElementwiseRule(rule) ? "true" : "false") << "});\n";
+       << (isElementwiseRule(rule) ? "true" : "false") << ", workspace_"
+       << ident << "});\n";
   }
   for (auto [group, where] : llvm::zip(groups, whereFunctions)) {
     size_t rule = llvm::find_if(rules, [&](RuleOp r) {

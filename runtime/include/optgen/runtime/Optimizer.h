@@ -42,6 +42,9 @@ struct RuleCall {
   int rank;
   const double *hypers;         ///< the group's values, tuples flattened
   int64_t step;                 ///< 1 at the first step
+  /// Scratch of RuleSpec::workspaceElements floats for this call's shape,
+  /// allocated before the first step (8-byte aligned).
+  float *workspace;
 };
 
 struct HyperSpec {
@@ -64,6 +67,9 @@ struct RuleSpec {
   /// Purely elementwise (no reduction, no shape query): any part of a
   /// parameter can be stepped on its own, so ZeRO-2 splits it by element.
   bool elementwise = false;
+  /// The floats of scratch a step of a parameter of `shape` needs (the
+  /// rule's workspace, laid out by the compiler); null: none.
+  int64_t (*workspaceElements)(const int64_t *shape, int rank) = nullptr;
 };
 
 struct GroupSpec {
@@ -214,6 +220,9 @@ private:
   Plan plan_;
   std::unique_ptr<Communicator> communicator_;
   std::optional<ShardPlan> shards_; ///< set for distribute zero2
+  /// Every rule call's scratch (the largest any call needs), allocated at
+  /// finalize(); doubles, so that f64 slots are aligned.
+  std::vector<double> workspace_;
   int64_t bytesSent_ = 0, bytesReceived_ = 0;
   bool finalized_ = false;
 };
