@@ -2,8 +2,9 @@
 //
 // `optgen compile --shapes FILE.safetensors` reads the names and shapes of a
 // model's parameters from a safetensors header (or the param/<name>
-// tensors of a case file). Compiled with exceptions, as the runtime's
-// reader reports errors by throwing.
+// tensors of a case file), never the data: a checkpoint of many gigabytes
+// is read in the time of its header. Compiled with exceptions, as the
+// runtime's reader reports errors by throwing.
 //
 //===----------------------------------------------------------------------===//
 
