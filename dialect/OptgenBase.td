@@ -100,9 +100,17 @@ def Optgen_TokenType : Optgen_Type<"Token", "token"> {
 
     Example:
     ```mlir
-    %reduced = optgen.reduce_scatter ["lm_head.weight"] counts [256, 256] : !optgen.token
+    %reduced = optgen.reduce_scatter %flat payload f32
     optgen.wait %reduced
     ```
+  }];
+}
+
+def Optgen_UnitType : Optgen_Type<"Unit", "unit"> {
+  let summary = "a unit of a distributed step";
+  let description = [{
+    The result of `optgen.unit`: parameters packed into one buffer, which
+    the collectives and `optgen.compute` of a schedule work on.
   }];
 }
 
@@ -136,6 +144,15 @@ def Optgen_DistributeZero2 : I32EnumAttrCase<"zero2", 1>;
 def Optgen_DistributeStrategy : I32EnumAttr<"DistributeStrategy",
     "how a step is distributed over ranks",
     [Optgen_DistributeNone, Optgen_DistributeZero2]> {
+  let cppNamespace = "::optgen";
+}
+
+def Optgen_UnitSmall : I32EnumAttrCase<"small", 0>;
+def Optgen_UnitFlat  : I32EnumAttrCase<"flat", 1>;
+def Optgen_UnitOwned : I32EnumAttrCase<"owned", 2>;
+def Optgen_UnitKind : I32EnumAttr<"UnitKind",
+    "how a unit of a distributed step is shared out over ranks",
+    [Optgen_UnitSmall, Optgen_UnitFlat, Optgen_UnitOwned]> {
   let cppNamespace = "::optgen";
 }
 

@@ -117,3 +117,39 @@ optgen::planShardsFor(OptimizerOp optimizer, int worldSize,
     return optimizer.emitError(error.what());
   }
 }
+
+runtime::ShardPlan optgen::readShardPlan(ScheduleOp schedule) {
+  auto optimizer = schedule->getParentOfType<OptimizerOp>();
+  llvm::StringMap<size_t> indexOf;
+  SmallVector<std::vector<int64_t>> shapes;
+  for (ParamOp param : optimizer.getBlock().getOps<ParamOp>()) {
+    indexOf[param.getName()] = shapes.size();
+    shapes.emplace_back(param.getShape().begin(), param.getShape().end());
+  }
+  runtime::ShardPlan plan;
+  plan.worldSize = static_cast<int>(schedule.getWorldSize());
+  plan.ownedCost.assign(plan.worldSize, 0.0);
+  for (UnitOp op : schedule.getBlock().getOps<UnitOp>()) {
+    runtime::ShardUnit unit;
+    switch (op.getKind()) {
+    case UnitKind::small:
+      unit.kind = runtime::ShardUnit::Kind::Small;
+      break;
+    case UnitKind::flat:
+      unit.kind = runtime::ShardUnit::Kind::Flat;
+      break;
+    case UnitKind::owned:
+      unit.kind = runtime::ShardUnit::Kind::Owned;
+      break;
+    }
+    for (StringRef name : op.getParams().getAsValueRange<StringAttr>())
+      unit.params.push_back(indexOf.lookup(name));
+    if (op.getOwners())
+      unit.owner.assign(op.getOwners()->begin(), op.getOwners()->end());
+    unit.counts.assign(op.getCounts().begin(), op.getCounts().end());
+    for (auto [p, owner] : llvm::zip(unit.params, unit.owner))
+      plan.ownedCost[owner] += runtime::updateCost(shapes[p]);
+    plan.units.push_back(std::move(unit));
+  }
+  return plan;
+}
