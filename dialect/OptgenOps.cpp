@@ -700,9 +700,7 @@ LogicalResult UnitOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
              << name << "' at element " << offset
              << "; packed after the parameters before it, it starts at "
              << packed;
-    int64_t elements = 1;
-    for (int64_t dim : param.getShape())
-      elements *= dim;
+    int64_t elements = ShapedType::getNumElements(param.getShape());
     packed += elements;
     if (owned)
       ownedElements[(*getOwners())[i]] += elements;

@@ -80,10 +80,7 @@ struct PlanShardsPass : optgen::impl::PlanShardsBase<PlanShardsPass> {
         names.push_back(param.getName());
         offsets.push_back(packed);
         rules.push_back(rule);
-        int64_t elements = 1;
-        for (int64_t dim : param.getShape())
-          elements *= dim;
-        packed += elements;
+        packed += ShapedType::getNumElements(param.getShape());
       }
       DenseI32ArrayAttr owners;
       if (unit.kind == runtime::ShardUnit::Kind::Owned)

@@ -1,6 +1,6 @@
 //===- ShapesFile.cpp - Parameter names and shapes from a file ------------===//
 
-#include "ShapesFile.h"
+#include "optgen/Driver/ShapesFile.h"
 
 #include "optgen/runtime/Safetensors.h"
 
