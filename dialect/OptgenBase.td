@@ -102,9 +102,17 @@ def Optgen_TokenType : Optgen_Type<"Token", "token"> {
 
     Example:
     ```mlir
-    %reduced = optgen.reduce_scatter ["lm_head.weight"] counts [256, 256] : !optgen.token
+    %reduced = optgen.reduce_scatter %flat payload f32
     optgen.wait %reduced
     ```
+  }];
+}
+
+def Optgen_UnitType : Optgen_Type<"Unit", "unit"> {
+  let summary = "a unit of a distributed step";
+  let description = [{
+    The result of `optgen.unit`: parameters packed into one buffer, which
+    the collectives and `optgen.compute` of a schedule work on.
   }];
 }
 
@@ -162,11 +170,38 @@ def Optgen_BufferAttr : AttrDef<Optgen_Dialect, "Buffer"> {
   let assemblyFormat = "`<` $kind `,` $index `>`";
 }
 
+def Optgen_SlotAttr : AttrDef<Optgen_Dialect, "Slot"> {
+  let mnemonic = "slot";
+  let summary = "a workspace slot of an executable rule";
+  let description = [{
+    An entry of a rule's `optgen.workspace` (set by `optgen-assign-buffers`):
+    the extent of the values the slot holds, with the rule's symbols, and
+    the type each element is stored as: `f32` for tensors (bf16 and f16
+    values held rounded), or an accumulator's type. The runtime sizes the
+    workspace from these for each parameter's shape.
+
+    Example: `#optgen.slot<[m, 1], f64>`, `#optgen.slot<*, f32>`.
+  }];
+  let parameters = (ins "::optgen::SymbolicTensorType":$shape,
+                        "::mlir::Type":$storage);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
 def Optgen_DistributeNone  : I32EnumAttrCase<"none", 0>;
 def Optgen_DistributeZero2 : I32EnumAttrCase<"zero2", 1>;
 def Optgen_DistributeStrategy : I32EnumAttr<"DistributeStrategy",
     "how a step is distributed over ranks",
     [Optgen_DistributeNone, Optgen_DistributeZero2]> {
+  let cppNamespace = "::optgen";
+}
+
+def Optgen_UnitSmall : I32EnumAttrCase<"small", 0>;
+def Optgen_UnitFlat  : I32EnumAttrCase<"flat", 1>;
+def Optgen_UnitOwned : I32EnumAttrCase<"owned", 2>;
+def Optgen_UnitKind : I32EnumAttr<"UnitKind",
+    "how a unit of a distributed step is shared out over ranks",
+    [Optgen_UnitSmall, Optgen_UnitFlat, Optgen_UnitOwned]> {
   let cppNamespace = "::optgen";
 }
 

@@ -58,12 +58,9 @@ LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
   if (name == "optgen.workspace") {
     auto slots = dyn_cast<ArrayAttr>(attr.getValue());
     if (!isa<RuleOp>(op) || !slots ||
-        llvm::any_of(slots, [](Attribute slot) {
-          auto type = dyn_cast<TypeAttr>(slot);
-          return !type || !isa<SymbolicTensorType>(type.getValue());
-        }))
-      return op->emitOpError("'optgen.workspace' is a rule's list of tensor "
-                             "types");
+        !llvm::all_of(slots, [](Attribute slot) { return isa<SlotAttr>(slot); }))
+      return op->emitOpError("'optgen.workspace' is a rule's list of "
+                             "#optgen.slot");
     return success();
   }
   return op->emitOpError("unknown optgen attribute '") << name << "'";

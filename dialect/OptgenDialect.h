@@ -23,11 +23,11 @@
 #include "dialect/OptgenDialect.h.inc"
 #include "dialect/OptgenEnums.h.inc"
 
-#define GET_ATTRDEF_CLASSES
-#include "dialect/OptgenAttrs.h.inc"
-
 #define GET_TYPEDEF_CLASSES
 #include "dialect/OptgenTypes.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialect/OptgenAttrs.h.inc"
 
 namespace optgen {
 /// Marks ops whose result elements each depend only on the operands'

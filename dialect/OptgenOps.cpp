@@ -610,21 +610,211 @@ LogicalResult ForTableOp::verifyRegions() {
 // The distributed step
 //===----------------------------------------------------------------------===//
 
+void UnitOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getUnit(), stringifyUnitKind(getKind()));
+}
+
+int64_t UnitOp::getPackedElements() {
+  int64_t total = 0;
+  for (int64_t count : getCounts())
+    total += count;
+  return total;
+}
+
+LogicalResult UnitOp::verify() {
+  size_t size = getParams().size();
+  if (size == 0)
+    return emitOpError("packs no parameter");
+  if (getOffsets().size() != size || getRules().size() != size)
+    return emitOpError("gives ")
+           << getOffsets().size() << " offsets and " << getRules().size()
+           << " rules for " << size << " parameters";
+  int64_t worldSize = cast<ScheduleOp>((*this)->getParentOp()).getWorldSize();
+  if (getKind() == UnitKind::small) {
+    if (getCounts().size() != 1)
+      return emitOpError("gives ")
+             << getCounts().size()
+             << " counts; a small unit has one, its packed total";
+  } else if (static_cast<int64_t>(getCounts().size()) != worldSize) {
+    return emitOpError("gives ")
+           << getCounts().size() << " counts for " << worldSize << " ranks";
+  }
+  for (int64_t count : getCounts())
+    if (count < 0)
+      return emitOpError("gives a negative count");
+  bool owned = getKind() == UnitKind::owned;
+  if (owned != getOwners().has_value())
+    return emitOpError(owned ? "of owned matrices needs their owners"
+                             : "has owners, which only an owned unit has");
+  if (!owned)
+    return success();
+  ArrayRef<int32_t> owners = *getOwners();
+  if (owners.size() != size)
+    return emitOpError("gives ")
+           << owners.size() << " owners for " << size << " parameters";
+  for (auto [i, owner] : llvm::enumerate(owners)) {
+    if (owner < 0 || owner >= worldSize)
+      return emitOpError("gives '")
+             << cast<StringAttr>(getParams()[i]).getValue() << "' to rank "
+             << owner << " of " << worldSize;
+    if (i > 0 && owner < owners[i - 1])
+      return emitOpError("packs '")
+             << cast<StringAttr>(getParams()[i]).getValue() << "' (rank "
+             << owner << "'s) after a matrix of rank " << owners[i - 1]
+             << ": an owned unit is packed by owner";
+  }
+  return success();
+}
+
+LogicalResult UnitOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto optimizer = (*this)->getParentOfType<OptimizerOp>();
+  llvm::StringMap<ParamOp> params;
+  for (ParamOp param : optimizer.getBlock().getOps<ParamOp>())
+    params[param.getName()] = param;
+  bool owned = getKind() == UnitKind::owned;
+  SmallVector<int64_t> ownedElements(owned ? getCounts().size() : 0, 0);
+  int64_t packed = 0;
+  for (auto [i, nameAttr, ruleAttr, offset] :
+       llvm::enumerate(getParams().getAsValueRange<StringAttr>(),
+                       getRules().getAsRange<FlatSymbolRefAttr>(),
+                       getOffsets())) {
+    StringRef name = nameAttr;
+    ParamOp param = params.lookup(name);
+    if (!param)
+      return emitOpError("packs '")
+             << name << "', which is not a parameter of the optimizer";
+    auto rule = symbolTable.lookupNearestSymbolFrom<RuleOp>(*this, ruleAttr);
+    if (!rule)
+      return emitOpError("updates '")
+             << name << "' with '" << ruleAttr.getValue()
+             << "', which is not a rule";
+    auto type = cast<SymbolicTensorType>(rule.getParam().getType());
+    if (type.isRanked() &&
+        type.getRank() != static_cast<int64_t>(param.getShape().size()))
+      return emitOpError("updates '")
+             << name << "' of rank " << param.getShape().size()
+             << " with rule '" << rule.getSymName() << "', which takes rank "
+             << type.getRank();
+    if (offset != packed)
+      return emitOpError("places '")
+             << name << "' at element " << offset
+             << "; packed after the parameters before it, it starts at "
+             << packed;
+    int64_t elements = ShapedType::getNumElements(param.getShape());
+    packed += elements;
+    if (owned)
+      ownedElements[(*getOwners())[i]] += elements;
+  }
+  switch (getKind()) {
+  case UnitKind::small:
+    if (getCounts()[0] != packed)
+      return emitOpError("counts ")
+             << getCounts()[0] << " elements, but its parameters pack "
+             << packed;
+    break;
+  case UnitKind::flat:
+    if (getPackedElements() < packed)
+      return emitOpError("shares out ")
+             << getPackedElements()
+             << " elements, fewer than its parameters pack (" << packed << ")";
+    break;
+  case UnitKind::owned:
+    for (auto [rank, count] : llvm::enumerate(getCounts()))
+      if (count != ownedElements[rank])
+        return emitOpError("gives rank ")
+               << rank << " " << count
+               << " elements, but the matrices it owns pack "
+               << ownedElements[rank];
+    break;
+  }
+  return success();
+}
+
+/// The unit a collective works on, which must be a small one (an
+/// all-reduce) or not (a reduce-scatter or all-gather).
+static LogicalResult verifyCollectiveUnit(Operation *op, Value unit,
+                                          bool wantSmall) {
+  auto definition = unit.getDefiningOp<UnitOp>();
+  if (!definition)
+    return op->emitOpError("works on a value that no optgen.unit defines");
+  if ((definition.getKind() == UnitKind::small) != wantSmall)
+    return op->emitOpError("cannot work on a ")
+           << stringifyUnitKind(definition.getKind())
+           << " unit: small units are all-reduced, others reduce-scattered "
+              "and all-gathered";
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  return verifyCollectiveUnit(*this, getUnit(), /*wantSmall=*/true);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifyCollectiveUnit(*this, getUnit(), /*wantSmall=*/false);
+}
+
+LogicalResult AllGatherOp::verify() {
+  return verifyCollectiveUnit(*this, getUnit(), /*wantSmall=*/false);
+}
+
+/// Checks that the schedule runs `unit` completely, in order: its reduction,
+/// the wait on it, its update, and (unless small) its gather.
+static LogicalResult verifyUnitProgram(UnitOp unit) {
+  Operation *reduction = nullptr, *compute = nullptr, *gather = nullptr;
+  for (Operation *user : unit->getUsers()) {
+    Operation *&slot = isa<AllReduceOp, ReduceScatterOp>(user) ? reduction
+                       : isa<ComputeOp>(user)                  ? compute
+                                                               : gather;
+    if (slot)
+      return unit.emitOpError("is used by two ")
+             << user->getName() << " ops; a step runs each unit once";
+    slot = user;
+  }
+  if (!reduction)
+    return unit.emitOpError("is never reduced");
+  if (!compute)
+    return unit.emitOpError("is never computed");
+  bool small = unit.getKind() == UnitKind::small;
+  if (!small && !gather)
+    return unit.emitOpError("is never all-gathered");
+  Value token = reduction->getResult(0);
+  if (!token.hasOneUse())
+    return success(); // reported with the token
+  Operation *wait = *token.user_begin();
+  if (!wait->isBeforeInBlock(compute))
+    return compute->emitOpError("updates the unit before the wait on its "
+                                "reduction");
+  if (gather && !compute->isBeforeInBlock(gather))
+    return gather->emitOpError("gathers the unit before it is computed");
+  return success();
+}
+
 LogicalResult ScheduleOp::verifyRegions() {
   if (getWorldSize() < 1)
     return emitOpError("needs at least one rank");
-  // Every collective is waited for exactly once, after it is launched.
-  for (Operation &op : getBody().front()) {
-    if (op.getNumResults() != 1 || !isa<TokenType>(op.getResult(0).getType()))
+  llvm::StringMap<UnitOp> unitOf;
+  for (Operation &op : getBlock()) {
+    // Every collective is waited for exactly once.
+    if (op.getNumResults() == 1 && isa<TokenType>(op.getResult(0).getType())) {
+      Value token = op.getResult(0);
+      if (!token.hasOneUse() || !isa<WaitOp>(*token.user_begin()))
+        return op.emitOpError("must be waited for exactly once");
+    }
+    auto unit = dyn_cast<UnitOp>(op);
+    if (!unit)
       continue;
-    Value token = op.getResult(0);
-    if (!token.hasOneUse())
-      return op.emitOpError("must be waited for exactly once");
-    if (auto counts = dyn_cast_or_null<DenseI64ArrayAttr>(op.getAttr("counts")))
-      if (static_cast<uint64_t>(counts.size()) != getWorldSize())
-        return op.emitOpError("gives ")
-               << counts.size() << " counts for " << getWorldSize() << " ranks";
+    for (StringRef param : unit.getParams().getAsValueRange<StringAttr>()) {
+      auto [previous, added] = unitOf.try_emplace(param, unit);
+      if (!added)
+        return unit.emitOpError("packs '")
+                   .append(param, "', which another unit packs too")
+                   .attachNote(previous->second.getLoc())
+               << "that unit";
+    }
   }
+  for (UnitOp unit : getBlock().getOps<UnitOp>())
+    if (failed(verifyUnitProgram(unit)))
+      return failure();
   return success();
 }
 

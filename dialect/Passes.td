@@ -164,10 +164,13 @@ def PlanShards : Pass<"optgen-plan-shards", "optgen::OptimizerOp"> {
   let summary = "Plan the ZeRO-2 step of known parameters over N ranks";
   let description = [{
     For an optimizer that distributes zero2, with bucketed parameters,
-    writes the step on `world-size` ranks as an `optgen.schedule`: for each
-    unit of the runtime's sharding planner (the small tensors, the
-    elementwise rules' packed parameters, each bucket of owned matrices) its
-    reduction, wait, update and gather, one unit after the other.
+    writes the step on `world-size` ranks as an `optgen.schedule`: one
+    `optgen.unit` per unit of the runtime's sharding planner (the small
+    tensors, the elementwise rules' packed parameters, each bucket of owned
+    matrices) carrying exactly what the planner decided (packing order and
+    offsets, each parameter's rule, owners, counts per rank), then for each
+    unit its reduction, wait, update and gather, one unit after the other,
+    with f32 payloads.
   }];
   let options = [
     Option<"worldSize", "world-size", "int", /*default=*/"1",
@@ -180,9 +183,9 @@ def ScheduleCollectives : Pass<"optgen-schedule-collectives", "optgen::Optimizer
   let summary = "Order a distributed step in three phases";
   let description = [{
     Reorders each `optgen.schedule` so that communication overlaps
-    computation: every reduction is launched first; then, unit by unit, its
-    wait, its update and the launch of its gather; last, the waits for the
-    gathers.
+    computation: after the units, every reduction is launched first; then,
+    unit by unit, its wait, its update and the launch of its gather; last,
+    the waits for the gathers.
   }];
   let dependentDialects = ["optgen::OptgenDialect"];
 }

@@ -18,6 +18,7 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 
 # Longest first: '%optgen-opt' must not be read as '%optgen' + '-opt'.
 config.substitutions.append(("%optgen-opt", os.path.join(config.optgen_tools_dir, "optgen-opt")))
+config.substitutions.append(("%optgen-translate", os.path.join(config.optgen_tools_dir, "optgen-translate")))
 config.substitutions.append(("%optgen", os.path.join(config.optgen_tools_dir, "optgen")))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%mlir_include", config.mlir_include_dir.split(";")[0]))

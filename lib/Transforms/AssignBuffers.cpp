@@ -51,9 +51,7 @@ public:
         home[state] = buffer(BufferKind::state, index);
     if (failed(assignBlock(rule.getBlock())))
       return failure();
-    SmallVector<Attribute> workspace;
-    for (Type slot : slots)
-      workspace.push_back(TypeAttr::get(slot));
+    SmallVector<Attribute> workspace(slots.begin(), slots.end());
     rule->setAttr("optgen.workspace", builder.getArrayAttr(workspace));
     return success();
   }
@@ -63,7 +61,7 @@ private:
   Builder builder;
   llvm::DenseMap<Operation *, unsigned> position, lastPosition;
   llvm::DenseMap<Value, BufferAttr> home;
-  SmallVector<Type> slots;         ///< each slot's shape and storage type
+  SmallVector<SlotAttr> slots;      ///< each slot's extent and storage
   SmallVector<unsigned> slotFreeAt; ///< a slot is free after this position
   unsigned now = 0;
 
@@ -105,8 +103,13 @@ private:
     slotFreeAt[slot] = std::max(slotFreeAt[slot], until);
   }
 
-  /// A free slot of `type` (or a new one), busy through `until`.
-  BufferAttr allocate(SymbolicTensorType type, unsigned until) {
+  /// A free slot of `extent` storing `storage` (or a new one), busy
+  /// through `until`.
+  BufferAttr allocate(SymbolicTensorType extent, Type storage,
+                      unsigned until) {
+    auto type = SlotAttr::get(
+        rule.getContext(), extent.withElementType(builder.getF32Type()),
+        storage);
     for (auto [slot, slotType] : llvm::enumerate(slots))
       if (slotType == type && slotFreeAt[slot] < now) {
         slotFreeAt[slot] = std::max(now, until);
@@ -120,8 +123,7 @@ private:
   /// A slot for tensor `value`, stored as f32 whatever its element type.
   BufferAttr allocate(Value value) {
     auto type = cast<SymbolicTensorType>(value.getType());
-    return allocate(type.withElementType(builder.getF32Type()),
-                    lastUse(value));
+    return allocate(type, builder.getF32Type(), lastUse(value));
   }
 
   /// `value` takes over `from`'s buffer.
@@ -216,8 +218,7 @@ private:
                                 "--optgen-set-accumulators first");
       auto type = cast<SymbolicTensorType>(reduce.getType());
       // Needed only while the kernel runs.
-      BufferAttr scratch =
-          allocate(type.withElementType(*reduce.getAccumulator()), now);
+      BufferAttr scratch = allocate(type, *reduce.getAccumulator(), now);
       setBuffers(reduce, {scratch});
     }
     return success();

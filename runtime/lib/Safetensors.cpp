@@ -59,7 +59,19 @@ static void checkHeaderLength(const std::string &source, uint64_t headerLength,
 // SafetensorsFile
 //===----------------------------------------------------------------------===//
 
-SafetensorsFile SafetensorsFile::open(const std::string &path) {
+/// Reads exactly `size` bytes (a size already checked against the file's);
+/// a short read means the file changed under us.
+static void readExactly(const std::string &path, std::ifstream &in,
+                        void *destination, uint64_t size, const char *what) {
+  in.read(static_cast<char *>(destination),
+          static_cast<std::streamsize>(size));
+  if (static_cast<uint64_t>(in.gcount()) != size)
+    fail(path, std::string("the file ended while reading the ") + what +
+                   " (was it changed while being read?)");
+}
+
+uint64_t SafetensorsFile::readHeader(const std::string &path,
+                                     std::ifstream &in) {
   std::error_code error;
   std::filesystem::file_status status = std::filesystem::status(path, error);
   if (error)
@@ -70,37 +82,41 @@ SafetensorsFile SafetensorsFile::open(const std::string &path) {
   if (error)
     fail(path, "cannot read the file size: " + error.message());
 
-  std::ifstream in(path, std::ios::binary);
+  in.open(path, std::ios::binary);
   if (!in)
     fail(path, std::string("cannot open: ") + std::strerror(errno));
-  // Every read is of a size already checked against `fileSize`; a short
-  // read means the file changed under us.
-  auto readExactly = [&](void *destination, uint64_t size, const char *what) {
-    in.read(static_cast<char *>(destination),
-            static_cast<std::streamsize>(size));
-    if (static_cast<uint64_t>(in.gcount()) != size)
-      fail(path, std::string("the file ended while reading the ") + what +
-                     " (was it changed while being read?)");
-  };
-
   if (fileSize < 8)
     fail(path, "file is " + std::to_string(fileSize) +
                    " bytes, shorter than the 8-byte header length");
   unsigned char lengthBytes[8];
-  readExactly(lengthBytes, 8, "header length");
+  readExactly(path, in, lengthBytes, 8, "header length");
   uint64_t headerLength = readLittleEndian64(lengthBytes);
   checkHeaderLength(path, headerLength, fileSize);
   std::string header(headerLength, '\0');
-  readExactly(header.data(), headerLength, "header");
+  readExactly(path, in, header.data(), headerLength, "header");
 
-  SafetensorsFile file;
-  file.source_ = path;
+  source_ = path;
   uint64_t dataSize = fileSize - 8 - headerLength;
-  file.parseHeader(header, dataSize);
+  parseHeader(header, dataSize);
+  return dataSize;
+}
+
+SafetensorsFile SafetensorsFile::open(const std::string &path) {
+  SafetensorsFile file;
+  std::ifstream in;
+  uint64_t dataSize = file.readHeader(path, in);
   file.data_.resize(dataSize);
-  readExactly(file.data_.data(), dataSize, "tensor data");
+  readExactly(path, in, file.data_.data(), dataSize, "tensor data");
   if (in.peek() != std::char_traits<char>::eof())
     fail(path, "the file grew while being read");
+  return file;
+}
+
+SafetensorsFile SafetensorsFile::openHeader(const std::string &path) {
+  SafetensorsFile file;
+  std::ifstream in;
+  file.readHeader(path, in);
+  file.headerOnly_ = true;
   return file;
 }
 
@@ -283,6 +299,9 @@ const TensorInfo &SafetensorsFile::info(std::string_view name) const {
 
 TensorView SafetensorsFile::view(std::string_view name) {
   const Entry &found = entry(name);
+  if (headerOnly_)
+    fail(source_, "tensor " + quoteForMessage(name) +
+                      ": only the header was read (openHeader)");
   return TensorView{data_.data() + found.begin, found.info.dtype,
                     found.info.shape};
 }

@@ -30,7 +30,7 @@ optgen.optimizer @o {
 // slot is reused once the value in it is dead; the gradient is never
 // written; the parameter only by its final value.
 // CHECK-LABEL: optgen.rule @temporaries
-// CHECK-SAME: attributes {optgen.workspace = [!optgen.tensor<[m, n], f32>, !optgen.tensor<[m, n], f32>]}
+// CHECK-SAME: attributes {optgen.workspace = [#optgen.slot<[m, n], f32>, #optgen.slot<[m, n], f32>]}
 // CHECK: %[[A:.*]] = optgen.kernel
 // CHECK: } {optgen.buffers = [#optgen.buffer<workspace, 0>]}
 // CHECK: %[[B:.*]] = optgen.kernel

@@ -944,12 +944,14 @@ void emitWorkspace(RuleOp rule, raw_ostream &os) {
   std::string body;
   for (bool wide : {true, false})
     for (auto [index, slot] : llvm::enumerate(slots)) {
-      auto type = cast<SymbolicTensorType>(cast<TypeAttr>(slot).getValue());
-      if (type.getElementType().isF64() != wide)
+      auto type = cast<SlotAttr>(slot);
+      if (type.getStorage().isF64() != wide)
         continue;
-      std::string elements = slotElements(type, param);
+      std::string elements = slotElements(type.getShape(), param);
+      std::string extent = describeType(type.getShape());
       body += "  offsets[" + std::to_string(index) + "] = at; // " +
-              describeType(type) + "\n";
+              extent.substr(0, extent.rfind(' ')) + " " +
+              (wide ? "f64" : "f32") + "\n";
       // An f64 element takes two floats.
       if (wide)
         elements = llvm::all_of(elements, llvm::isDigit)

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <string>
 #include <string_view>
@@ -53,6 +54,11 @@ public:
 
   /// Reads and validates the file at `path`. Throws Error naming `path`.
   static SafetensorsFile open(const std::string &path);
+  /// Reads and validates only the header of the file at `path`, checking
+  /// its offsets against the file's size; no byte of tensor data is read
+  /// (a model's shapes come from a many-gigabyte checkpoint at once), and
+  /// view() throws. Throws Error naming `path`.
+  static SafetensorsFile openHeader(const std::string &path);
   /// Validates a whole file image; `source` names it in errors.
   static SafetensorsFile fromBytes(const std::vector<unsigned char> &bytes,
                                    const std::string &source);
@@ -65,7 +71,8 @@ public:
   const TensorInfo &info(std::string_view name) const;
   /// A view into the loaded bytes; valid while this object lives. The data
   /// is aligned to its dtype when the file lays tensors out as the
-  /// reference writer does; otherwise it may not be.
+  /// reference writer does; otherwise it may not be. Throws Error on a file
+  /// opened with openHeader().
   TensorView view(std::string_view name);
   /// `__metadata__`: empty when the file has none.
   const std::map<std::string, std::string> &metadata() const {
@@ -80,6 +87,9 @@ private:
   };
 
   SafetensorsFile() = default;
+  /// Opens `path`, reads and validates its header; `in` is left at the
+  /// start of the data section, whose size is returned.
+  uint64_t readHeader(const std::string &path, std::ifstream &in);
   /// Validates the JSON header against a data section of `dataSize` bytes
   /// and fills in the entries and metadata.
   void parseHeader(std::string_view header, uint64_t dataSize);
@@ -91,6 +101,8 @@ private:
   std::map<std::string, std::string> metadata_;
   /// The data section alone, so that it starts at operator new's alignment.
   std::vector<unsigned char> data_;
+  /// Opened with openHeader(): data_ is empty.
+  bool headerOnly_ = false;
 };
 
 class SafetensorsWriter {

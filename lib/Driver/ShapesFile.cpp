@@ -1,6 +1,6 @@
 //===- ShapesFile.cpp - Parameter names and shapes from a file ------------===//
 
-#include "ShapesFile.h"
+#include "optgen/Driver/ShapesFile.h"
 
 #include "optgen/runtime/Safetensors.h"
 
@@ -9,7 +9,7 @@
 bool optgen::readShapes(const std::string &path,
                         std::vector<NamedShape> &shapes, std::string &error) {
   try {
-    runtime::SafetensorsFile file = runtime::SafetensorsFile::open(path);
+    runtime::SafetensorsFile file = runtime::SafetensorsFile::openHeader(path);
     std::vector<std::string> names = file.names();
     // A case file describes its parameters as param/<name>.
     bool isCase = std::any_of(names.begin(), names.end(), [](auto &name) {

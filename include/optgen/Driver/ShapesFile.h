@@ -1,14 +1,15 @@
 //===- ShapesFile.h - Parameter names and shapes from a file ----*- C++ -*-===//
 //
-// `optgen compile --shapes FILE.safetensors` reads the names and shapes of a
-// model's parameters from a safetensors header (or the param/<name>
-// tensors of a case file). Compiled with exceptions, as the runtime's
-// reader reports errors by throwing.
+// `--shapes FILE.safetensors` reads the names and shapes of a model's
+// parameters from a safetensors header (or the param/<name> tensors of a
+// case file), never the data: a checkpoint of many gigabytes is read in
+// the time of its header. Compiled with exceptions, as the runtime's reader
+// reports errors by throwing.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef OPTGEN_TOOLS_SHAPESFILE_H
-#define OPTGEN_TOOLS_SHAPESFILE_H
+#ifndef OPTGEN_DRIVER_SHAPESFILE_H
+#define OPTGEN_DRIVER_SHAPESFILE_H
 
 #include <cstdint>
 #include <string>
@@ -26,4 +27,4 @@ bool readShapes(const std::string &path, std::vector<NamedShape> &shapes,
 
 } // namespace optgen
 
-#endif // OPTGEN_TOOLS_SHAPESFILE_H
+#endif // OPTGEN_DRIVER_SHAPESFILE_H
