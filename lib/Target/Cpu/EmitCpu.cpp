@@ -981,6 +981,112 @@ void emitWorkspace(RuleOp rule, raw_ostream &os) {
 }
 
 //===----------------------------------------------------------------------===//
+// The compiled step
+//===----------------------------------------------------------------------===//
+
+/// "a, b, c and 4 more": a unit's parameters, for a comment.
+std::string describeMembers(UnitOp unit) {
+  std::string text;
+  ArrayAttr params = unit.getParams();
+  size_t shown = std::min<size_t>(params.size(), 3);
+  for (size_t i = 0; i < shown; ++i)
+    text += (i ? ", " : "") +
+            commentText(cast<StringAttr>(params[i]).getValue());
+  if (params.size() > shown)
+    text += " and " + std::to_string(params.size() - shown) + " more";
+  return text;
+}
+
+/// `schedule` as straight-line code: the executor's primitives in the
+/// order the schedule gives, every rank running the same program.
+void emitCompiledStep(ScheduleOp schedule, raw_ostream &os) {
+  llvm::DenseMap<Value, int> units, tokens;
+  os << "// The step on " << schedule.getWorldSize()
+     << " ranks, as compiled (optgen.schedule): every reduction first, each "
+        "unit\n// computed once its reduction has landed, its gather "
+        "launched at once.\n";
+  os << "void compiledStep(optgen::runtime::Executor &executor) {\n";
+  for (Operation &op : schedule.getBody().front()) {
+    if (auto unit = dyn_cast<UnitOp>(op)) {
+      units[unit] = units.size();
+      continue;
+    }
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      os << "  executor.wait(t" << tokens.lookup(wait.getToken()) << ");\n";
+      continue;
+    }
+    if (auto compute = dyn_cast<ComputeOp>(op)) {
+      auto unit = compute.getUnit().getDefiningOp<UnitOp>();
+      os << "  executor.compute(" << units.lookup(compute.getUnit())
+         << "); // " << describeMembers(unit) << "\n";
+      continue;
+    }
+    StringRef launch =
+        llvm::TypeSwitch<Operation *, StringRef>(&op)
+            .Case([](AllReduceOp) { return "launchAllReduce"; })
+            .Case([](ReduceScatterOp) { return "launchReduceScatter"; })
+            .Case([](AllGatherOp) { return "launchAllGather"; })
+            .Default([](Operation *) { return StringRef(); });
+    if (launch.empty())
+      continue;
+    int token = tokens.size();
+    tokens[op.getResult(0)] = token;
+    os << "  const optgen::runtime::Token t" << token << " = executor."
+       << launch << "(" << units.lookup(op.getOperand(0)) << ");\n";
+  }
+  os << "}\n\n";
+}
+
+/// The units of `schedule` as the runtime's tables (CompiledSchedule):
+/// members as indices into the planned parameters, in packed order.
+std::string compiledScheduleTable(ScheduleOp schedule,
+                                  const llvm::StringMap<size_t> &paramIndex,
+                                  ArrayRef<RuleOp> rules) {
+  // A unit's collectives carry one payload type.
+  llvm::DenseMap<Value, Type> payloads;
+  schedule.walk([&](Operation *op) {
+    if (auto reduce = dyn_cast<AllReduceOp>(op))
+      payloads[reduce.getUnit()] = reduce.getPayload();
+    else if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+      payloads[scatter.getUnit()] = scatter.getPayload();
+  });
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "  spec.compiledSchedule = optgen::runtime::CompiledSchedule{"
+     << schedule.getWorldSize() << ", {\n";
+  for (UnitOp unit : schedule.getBody().front().getOps<UnitOp>()) {
+    // The rule all members run, or -1 when they differ.
+    int rule = -1;
+    ArrayAttr memberRules = unit.getRules();
+    if (!memberRules.empty() &&
+        llvm::all_equal(llvm::map_range(memberRules, [](Attribute r) {
+          return cast<FlatSymbolRefAttr>(r).getValue();
+        }))) {
+      StringRef name = cast<FlatSymbolRefAttr>(memberRules[0]).getValue();
+      rule = llvm::find_if(rules, [&](RuleOp r) {
+               return r.getSymName() == name;
+             }) - rules.begin();
+    }
+    std::string kind = stringifyUnitKind(unit.getKind()).str();
+    kind[0] = llvm::toUpper(kind[0]);
+    os << "      {optgen::runtime::UnitKind::" << kind << ", " << rule << ", {";
+    llvm::interleaveComma(unit.getParams(), os, [&](Attribute param) {
+      os << paramIndex.lookup(cast<StringAttr>(param).getValue());
+    });
+    os << "}, {";
+    if (unit.getOwners())
+      llvm::interleaveComma(*unit.getOwners(), os);
+    os << "}, {";
+    llvm::interleaveComma(unit.getCounts(), os);
+    Type payload = payloads.lookup(unit);
+    os << "}, optgen::runtime::DType::"
+       << (payload && payload.isBF16() ? "BF16" : "F32") << "},\n";
+  }
+  os << "    }, compiledStep};\n";
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
 // The files
 //===----------------------------------------------------------------------===//
 
@@ -1078,11 +1184,15 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
       return failure();
     whereFunctions.push_back(function);
   }
+  for (ScheduleOp schedule : optimizer.getBlock().getOps<ScheduleOp>())
+    emitCompiledStep(schedule, fos);
 
   std::string text;
   llvm::raw_string_ostream os(text);
   os << banner << "\n";
   os << "#include \"" << name << ".h\"\n\n";
+  if (!optimizer.getBlock().getOps<ScheduleOp>().empty())
+    os << "#include \"optgen/runtime/Executor.h\"\n\n";
   os << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n"
         "#include <limits>\n#include <vector>\n\n";
   os << "namespace {\n\n";
@@ -1140,12 +1250,14 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
     auto it = llvm::find_if(rules, [&](RuleOp r) { return r.getSymName() == name; });
     return it == rules.end() ? -1 : static_cast<int>(it - rules.begin());
   };
+  llvm::StringMap<size_t> paramIndex; // in plannedParams' order
   for (BucketOp bucket : optimizer.getBlock().getOps<BucketOp>()) {
     size_t group = llvm::find_if(groups, [&](GroupOp g) {
                      return g.getSymName() == bucket.getGroup();
                    }) - groups.begin();
     int rule = bucket.getRuleAttr() ? ruleIndex(*bucket.getRule()) : -1;
     for (Attribute param : bucket.getParams()) {
+      paramIndex[cast<StringAttr>(param).getValue()] = paramIndex.size();
       os << "  spec.plannedParams.push_back({"
          << cppString(cast<StringAttr>(param).getValue()) << ", {";
       llvm::interleaveComma(bucket.getShape(), os);
@@ -1155,6 +1267,9 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
   bool zero2 = distribute && distribute.getStrategy() == DistributeStrategy::zero2;
   os << "  spec.distribution = optgen::runtime::Distribution::"
      << (zero2 ? "Zero2" : "None") << ";\n";
+  // Compiled with --world-size too: the step itself.
+  for (ScheduleOp schedule : optimizer.getBlock().getOps<ScheduleOp>())
+    os << compiledScheduleTable(schedule, paramIndex, rules);
   os << "  spec.smallNumel = "
      << (distribute && distribute.getSmallNumel() ? *distribute.getSmallNumel()
                                                   : 0)
