@@ -1,6 +1,6 @@
-//===- Optimizer.cpp - The optimizer generated code instantiates ----------===//
+//===- OptimizerFront.cpp - The device-agnostic optimizer -----------------===//
 
-#include "optgen/runtime/Optimizer.h"
+#include "optgen/runtime/OptimizerFront.h"
 
 #include "optgen/runtime/Error.h"
 #include "optgen/runtime/Glob.h"

@@ -1,4 +1,4 @@
-//===- Optimizer.h - The optimizer generated code instantiates --*- C++ -*-===//
+//===- OptimizerFront.h - The device-agnostic optimizer ----*- C++ -*-===//
 //
 // Generated code describes its optimizer as tables (rules with their
 // hyperparameters, states and step functions; groups with their patterns,
@@ -8,11 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef OPTGEN_RUNTIME_OPTIMIZER_H
-#define OPTGEN_RUNTIME_OPTIMIZER_H
+#ifndef OPTGEN_RUNTIME_OPTIMIZERFRONT_H
+#define OPTGEN_RUNTIME_OPTIMIZERFRONT_H
 
 #include "optgen/runtime/Communicator.h"
-#include "optgen/runtime/Kernels.h"
 #include "optgen/runtime/Planner.h"
 #include "optgen/runtime/Sharding.h"
 #include "optgen/runtime/Tensor.h"
@@ -220,4 +219,4 @@ private:
 
 } // namespace optgen::runtime
 
-#endif // OPTGEN_RUNTIME_OPTIMIZER_H
+#endif // OPTGEN_RUNTIME_OPTIMIZERFRONT_H
