@@ -422,11 +422,12 @@ void Optimizer::stepSharded() {
       at += numel(p);
     }
     if (unit.kind == ShardUnit::Kind::Small) {
-      reductions[u] = communicator_->allReduceMean(buffer.data(), total);
+      reductions[u] = communicator_->allReduceMean(buffer.data(), total,
+                                                     DType::F32);
     } else {
       reduced[u].assign(static_cast<size_t>(unit.counts[rank]), 0.0f);
       reductions[u] = communicator_->reduceScatterMean(
-          buffer.data(), reduced[u].data(), unit.counts);
+          buffer.data(), reduced[u].data(), unit.counts, DType::F32);
     }
   }
 
@@ -470,7 +471,7 @@ void Optimizer::stepSharded() {
       total += c;
     gathered[u].assign(static_cast<size_t>(total), 0.0f);
     gathers[u] = communicator_->allGather(send[u].data(), gathered[u].data(),
-                                          unit.counts);
+                                          unit.counts, DType::F32);
   }
 
   // Phase 3: wait for the gathers; every rank now holds every update.
@@ -571,7 +572,8 @@ void Optimizer::saveState(const std::string &path) {
       int64_t full = p.fullRows[s] * p.fullCols[s];
       std::vector<int64_t> counts = stateCounts(partOf, p.param.numel(), full);
       std::vector<float> whole(static_cast<size_t>(full));
-      communicator_->allGather(p.states[s].data(), whole.data(), counts)
+      communicator_
+          ->allGather(p.states[s].data(), whole.data(), counts, DType::F32)
           ->wait();
       std::vector<unsigned char> bytes(whole.size() * sizeof(float));
       if (!bytes.empty())
@@ -587,7 +589,7 @@ void Optimizer::saveState(const std::string &path) {
     writer.write(path);
   // Nobody returns before the file is there.
   float done = 0;
-  communicator_->allReduceMean(&done, 1)->wait();
+  communicator_->allReduceMean(&done, 1, DType::F32)->wait();
 }
 
 void Optimizer::loadState(const std::string &path) {
