@@ -3,9 +3,7 @@
 #include "optgen/runtime/OptimizerFront.h"
 
 #include "optgen/runtime/Error.h"
-#include "optgen/runtime/Glob.h"
 #include "optgen/runtime/Safetensors.h"
-#include "optgen/runtime/Sharding.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,22 +11,12 @@
 
 namespace optgen::runtime {
 
-namespace {
-
-/// A parameter of any rank is stepped as one row; a matrix as itself.
-std::pair<int64_t, int64_t> asRowsCols(const std::vector<int64_t> &shape) {
-  if (shape.size() == 2)
-    return {shape[0], shape[1]};
-  int64_t numel = 1;
-  for (int64_t d : shape)
-    numel *= d;
-  return {1, numel};
-}
-
-} // namespace
-
-Optimizer::Optimizer(OptimizerSpec spec)
-    : spec_(std::move(spec)), communicator_(makeSingleRankCommunicator()) {
+OptimizerFront::OptimizerFront(OptimizerSpec spec,
+                               std::unique_ptr<Executor> executor)
+    : spec_(std::move(spec)), executor_(std::move(executor)),
+      communicator_(makeSingleRankCommunicator()) {
+  if (!executor_)
+    throw Error("optimizer '" + std::string(spec_.name) + "' has no executor");
   for (const GroupSpec &group : spec_.groups) {
     const RuleSpec &rule = spec_.rules.at(group.rule);
     std::vector<double> values;
@@ -49,14 +37,14 @@ Optimizer::Optimizer(OptimizerSpec spec)
   }
 }
 
-Optimizer::~Optimizer() = default;
+OptimizerFront::~OptimizerFront() = default;
 
-void Optimizer::addParameter(const std::string &name, TensorView param,
+void OptimizerFront::addParameter(const std::string &name, TensorView param,
                              TensorView grad) {
   addParameter(name, std::move(param), std::move(grad), "");
 }
 
-void Optimizer::addParameter(const std::string &name, TensorView param,
+void OptimizerFront::addParameter(const std::string &name, TensorView param,
                              TensorView grad, const std::string &group) {
   if (finalized_)
     throw Error("parameter '" + name + "' added after finalize()");
@@ -86,7 +74,7 @@ void Optimizer::addParameter(const std::string &name, TensorView param,
   params_.push_back(std::move(p));
 }
 
-size_t Optimizer::groupIndex(const std::string &name) const {
+size_t OptimizerFront::groupIndex(const std::string &name) const {
   for (size_t i = 0; i < spec_.groups.size(); ++i)
     if (spec_.groups[i].name == name)
       return i;
@@ -94,14 +82,14 @@ size_t Optimizer::groupIndex(const std::string &name) const {
               name + "'");
 }
 
-size_t Optimizer::paramIndex(const std::string &name) const {
+size_t OptimizerFront::paramIndex(const std::string &name) const {
   for (size_t i = 0; i < params_.size(); ++i)
     if (params_[i].name == name)
       return i;
   throw Error("no parameter '" + name + "'");
 }
 
-size_t Optimizer::hyperIndex(size_t group, const std::string &name,
+size_t OptimizerFront::hyperIndex(size_t group, const std::string &name,
                              size_t *offset) const {
   const RuleSpec &rule = spec_.rules[spec_.groups[group].rule];
   size_t at = 0;
@@ -117,12 +105,12 @@ size_t Optimizer::hyperIndex(size_t group, const std::string &name,
               "'");
 }
 
-void Optimizer::setHyper(const std::string &group, const std::string &name,
+void OptimizerFront::setHyper(const std::string &group, const std::string &name,
                          double value) {
   setHyper(group, name, std::vector<double>{value});
 }
 
-void Optimizer::setHyper(const std::string &group, const std::string &name,
+void OptimizerFront::setHyper(const std::string &group, const std::string &name,
                          const std::vector<double> &values) {
   size_t g = groupIndex(group), offset = 0;
   const HyperSpec &hyper =
@@ -140,7 +128,7 @@ void Optimizer::setHyper(const std::string &group, const std::string &name,
   unset_.erase(group + "/" + name);
 }
 
-double Optimizer::hyper(const std::string &group,
+double OptimizerFront::hyper(const std::string &group,
                         const std::string &name) const {
   std::vector<double> values = hyperValues(group, name);
   if (values.size() != 1)
@@ -150,7 +138,7 @@ double Optimizer::hyper(const std::string &group,
   return values[0];
 }
 
-std::vector<double> Optimizer::hyperValues(const std::string &group,
+std::vector<double> OptimizerFront::hyperValues(const std::string &group,
                                            const std::string &name) const {
   size_t g = groupIndex(group), offset = 0;
   const HyperSpec &hyper =
@@ -159,7 +147,7 @@ std::vector<double> Optimizer::hyperValues(const std::string &group,
           hypers_[g].begin() + offset + hyper.size};
 }
 
-void Optimizer::addGroup(const std::string &name, const std::string &rule) {
+void OptimizerFront::addGroup(const std::string &name, const std::string &rule) {
   if (finalized_)
     throw Error("group '" + name + "' added after finalize()");
   for (const GroupSpec &group : spec_.groups)
@@ -185,7 +173,7 @@ void Optimizer::addGroup(const std::string &name, const std::string &rule) {
   hypers_.push_back(std::move(values));
 }
 
-void Optimizer::applyPlannedGroups() {
+void OptimizerFront::applyPlannedGroups() {
   for (Param &p : params_) {
     auto planned = std::find_if(
         spec_.plannedParams.begin(), spec_.plannedParams.end(),
@@ -195,12 +183,17 @@ void Optimizer::applyPlannedGroups() {
                   "' is not one of the parameters optimizer '" + spec_.name +
                   "' was compiled for (optgen compile --shapes)");
     if (planned->shape != p.param.shape)
-      throw Error("parameter '" + p.name + "' is " +
-                  formatShape(p.param.shape) + ", but optimizer '" +
-                  spec_.name + "' was compiled for " +
-                  formatShape(planned->shape));
-    if (p.group.empty()) {
-      p.group = spec_.groups[planned->group].name;
+      throw Error("optimizer '" + std::string(spec_.name) +
+                  "' was compiled for parameter '" + p.name + "' of shape " +
+                  formatShape(planned->shape) + ", got " +
+                  formatShape(p.param.shape));
+    std::string group = spec_.groups[planned->group].name;
+    if (spec_.compiledSchedule && !p.group.empty() && p.group != group)
+      throw Error("optimizer '" + std::string(spec_.name) +
+                  "' was compiled for parameter '" + p.name +
+                  "' in group '" + group + "', got group '" + p.group + "'");
+    if (p.group.empty() || spec_.compiledSchedule) {
+      p.group = group;
       p.rule = planned->rule;
     }
   }
@@ -212,48 +205,55 @@ void Optimizer::applyPlannedGroups() {
                   "' was compiled for, was not registered");
 }
 
-void Optimizer::setCommunicator(std::unique_ptr<Communicator> communicator) {
+void OptimizerFront::setCommunicator(
+    std::unique_ptr<Communicator> communicator) {
   if (finalized_)
     throw Error("setCommunicator() after finalize()");
   communicator_ = std::move(communicator);
 }
 
-void Optimizer::partsOf(int rank, std::vector<int64_t> &begin,
-                        std::vector<int64_t> &length) const {
-  begin.assign(params_.size(), 0);
-  length.clear();
-  for (const Param &p : params_)
-    length.push_back(p.param.numel());
-  if (!shards_)
-    return;
-  for (const ShardUnit &unit : shards_->units) {
-    if (unit.kind == ShardUnit::Kind::Small)
-      continue;
-    int64_t mine = 0;
-    for (int r = 0; r < rank; ++r)
-      mine += unit.counts[r];
-    int64_t at = 0;
-    for (size_t k = 0; k < unit.params.size(); ++k) {
-      size_t p = unit.params[k];
-      int64_t numel = params_[p].param.numel();
-      if (unit.kind == ShardUnit::Kind::Owned) {
-        length[p] = unit.owner[k] == rank ? numel : 0;
-      } else {
-        int64_t first = std::max(at, mine);
-        int64_t last = std::min(at + numel, mine + unit.counts[rank]);
-        begin[p] = std::max<int64_t>(first - at, 0);
-        length[p] = std::max<int64_t>(last - first, 0);
-      }
-      at += numel;
-    }
+StepSchedule OptimizerFront::compiledSchedule() const {
+  const CompiledSchedule &compiled = *spec_.compiledSchedule;
+  if (!compiled.step)
+    throw Error("optimizer '" + std::string(spec_.name) +
+                "' has a compiled schedule without a step function");
+  if (compiled.worldSize != communicator_->size())
+    throw Error("optimizer '" + std::string(spec_.name) +
+                "' was compiled for " + std::to_string(compiled.worldSize) +
+                (compiled.worldSize == 1 ? " rank" : " ranks") +
+                ", running on " + std::to_string(communicator_->size()));
+  // The parameters in the compiled order, bound as compiled: nothing is
+  // planned, the buckets only regrouped for describePlan().
+  StepSchedule schedule;
+  schedule.worldSize = compiled.worldSize;
+  std::vector<size_t> groupOf;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const PlannedParam &planned : spec_.plannedParams) {
+    if (planned.group < 0 ||
+        static_cast<size_t>(planned.group) >= spec_.groups.size())
+      throw Error("parameter '" + std::string(planned.name) +
+                  "' was compiled for group " + std::to_string(planned.group) +
+                  " of " + std::to_string(spec_.groups.size()));
+    int rule =
+        planned.rule >= 0 ? planned.rule : spec_.groups[planned.group].rule;
+    if (rule < 0 || static_cast<size_t>(rule) >= spec_.rules.size())
+      throw Error("parameter '" + std::string(planned.name) +
+                  "' was compiled for rule " + std::to_string(rule) + " of " +
+                  std::to_string(spec_.rules.size()));
+    const Param &p = params_[paramIndex(planned.name)];
+    schedule.params.push_back({planned.name, planned.shape,
+                               static_cast<size_t>(planned.group), rule,
+                               spec_.rules[rule].elementwise, p.grad.dtype});
+    groupOf.push_back(static_cast<size_t>(planned.group));
+    shapes.push_back(planned.shape);
   }
+  schedule.buckets = bucketParams(groupOf, shapes, spec_.groups.size());
+  schedule.units = compiled.units;
+  deriveRanges(schedule);
+  return schedule;
 }
 
-void Optimizer::finalize() {
-  if (finalized_)
-    throw Error("finalize() is called once");
-  if (!spec_.plannedParams.empty())
-    applyPlannedGroups();
+StepSchedule OptimizerFront::plannedSchedule() {
   std::vector<ParamDesc> descs;
   for (const Param &p : params_)
     descs.push_back({p.name, p.param.shape, p.group});
@@ -271,259 +271,145 @@ void Optimizer::finalize() {
     }
     groups.push_back(std::move(desc));
   }
-  plan_ = planStep(descs, groups);
-  for (size_t i = 0; i < params_.size(); ++i)
-    for (const HyperSpec &hyper :
-         spec_.rules[spec_.groups[plan_.groupOf[i]].rule].hypers) {
-      std::string group = spec_.groups[plan_.groupOf[i]].name;
+  Plan plan = planStep(descs, groups);
+  std::vector<ScheduleParam> params;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Param &p = params_[i];
+    size_t group = plan.groupOf[i];
+    int rule = p.rule >= 0 ? p.rule : spec_.groups[group].rule;
+    params.push_back({p.name, p.param.shape, group, rule,
+                      spec_.rules[rule].elementwise, p.grad.dtype});
+  }
+  return buildStepSchedule(std::move(params), std::move(plan.buckets),
+                           spec_.distribution, communicator_->size(),
+                           spec_.smallNumel);
+}
+
+std::vector<ElementRange> OptimizerFront::partsOf(int rank) const {
+  std::vector<ElementRange> parts(schedule_.params.size());
+  for (const StepUnit &unit : schedule_.units)
+    for (size_t k = 0; k < unit.params.size(); ++k)
+      parts[unit.params[k]] = unit.ranges[rank][k];
+  return parts;
+}
+
+void OptimizerFront::finalize() {
+  if (finalized_)
+    throw Error("finalize() is called once");
+  if (spec_.compiledSchedule && spec_.plannedParams.empty())
+    throw Error("optimizer '" + std::string(spec_.name) +
+                "' has a compiled schedule but no compiled parameters");
+  if (!spec_.plannedParams.empty())
+    applyPlannedGroups();
+  StepSchedule schedule =
+      spec_.compiledSchedule ? compiledSchedule() : plannedSchedule();
+
+  // From here on the parameters are in the schedule's order.
+  std::vector<Param> ordered;
+  for (const ScheduleParam &param : schedule.params)
+    ordered.push_back(std::move(params_[paramIndex(param.name)]));
+  params_ = std::move(ordered);
+  schedule_ = std::move(schedule);
+
+  for (size_t i = 0; i < params_.size(); ++i) {
+    std::string group = spec_.groups[schedule_.params[i].group].name;
+    for (const HyperSpec &hyper : ruleOf(i).hypers)
       if (unset_.count(group + "/" + hyper.name))
         throw Error("parameter '" + params_[i].name + "' is in group '" +
                     group + "', which does not set '" + hyper.name + "'");
-    }
-
-  if (spec_.distribution == Distribution::Zero2) {
-    std::vector<ShardParam> shardParams;
-    for (size_t i = 0; i < params_.size(); ++i)
-      shardParams.push_back({params_[i].param.shape, ruleOf(i).elementwise});
-    shards_ = planShards(plan_, shardParams, communicator_->size(),
-                         spec_.smallNumel);
   }
-  std::vector<int64_t> partBegin, partLength;
-  partsOf(communicator_->rank(), partBegin, partLength);
+
+  std::vector<ElementRange> parts = partsOf(communicator_->rank());
+  ExecutorSetup setup{&schedule_, communicator_->rank(), {},
+                      communicator_.get()};
   for (size_t i = 0; i < params_.size(); ++i) {
     Param &p = params_[i];
     const RuleSpec &rule = ruleOf(i);
     size_t count = rule.states.size();
-    p.stateRows.assign(count, 0);
-    p.stateCols.assign(count, 0);
+    p.fullRows.assign(count, 0);
+    p.fullCols.assign(count, 0);
     rule.stateShapes(p.param.shape.data(),
                      static_cast<int>(p.param.shape.size()),
-                     p.stateRows.data(), p.stateCols.data());
-    p.fullRows = p.stateRows;
-    p.fullCols = p.stateCols;
-    p.partBegin = partBegin[i];
-    p.partLength = partLength[i];
+                     p.fullRows.data(), p.fullCols.data());
+    p.heldRows = p.fullRows;
+    p.heldCols = p.fullCols;
+    p.part = parts[i];
+    int64_t numel = p.param.numel();
     for (size_t s = 0; s < count; ++s)
-      if (partLength[i] == 0 ||
-          (partLength[i] != p.param.numel() &&
-           p.stateRows[s] * p.stateCols[s] == p.param.numel())) {
+      if (p.part.length == 0 ||
+          (p.part.length != numel && p.fullRows[s] * p.fullCols[s] == numel)) {
         // This rank keeps the state of its part only (none of a matrix
         // another rank owns).
-        p.stateRows[s] = 1;
-        p.stateCols[s] = partLength[i];
+        p.heldRows[s] = 1;
+        p.heldCols[s] = p.part.length;
       }
-    p.states.resize(count);
-    for (size_t s = 0; s < count; ++s)
-      p.states[s].assign(
-          static_cast<size_t>(p.stateRows[s] * p.stateCols[s]), 0.0f);
-    if (p.param.dtype == DType::BF16) {
-      p.stagedParam.resize(static_cast<size_t>(p.param.numel()));
-      p.stagedGrad.resize(static_cast<size_t>(p.param.numel()));
-    }
+    setup.params.push_back({p.param, p.grad, &rule,
+                            hypers_[schedule_.params[i].group].data(),
+                            &p.steps, p.heldRows, p.heldCols});
   }
+  executor_->prepare(setup);
   finalized_ = true;
 }
 
-float *Optimizer::paramData(Param &p) {
-  return p.param.dtype == DType::BF16 ? p.stagedParam.data()
-                                      : static_cast<float *>(p.param.data);
-}
-
-const float *Optimizer::gradData(Param &p) {
-  return p.grad.dtype == DType::BF16 ? p.stagedGrad.data()
-                                     : static_cast<const float *>(p.grad.data);
-}
-
-void Optimizer::runRule(size_t index, const float *grad, int64_t begin,
-                        int64_t length) {
-  Param &p = params_[index];
-  const RuleSpec &rule = ruleOf(index);
-  std::vector<float *> states;
-  for (std::vector<float> &s : p.states)
-    states.push_back(s.data());
-  auto [rows, cols] = asRowsCols(p.param.shape);
-  const int64_t *shape = p.param.shape.data();
-  int rank = static_cast<int>(p.param.shape.size());
-  if (length != rows * cols) {
-    // A part of an elementwise rule's parameter: one row of its elements.
-    rows = 1;
-    cols = length;
-    shape = &length;
-    rank = 1;
-  }
-  RuleCall call{paramData(p) + begin, grad,  states.data(),
-                p.stateRows.data(),   p.stateCols.data(),
-                rows,                 cols,  shape,
-                rank,                 hypers_[plan_.groupOf[index]].data(),
-                p.steps};
-  try {
-    rule.step(call);
-  } catch (const Error &error) {
-    throw Error("parameter '" + p.name + "' (rule '" + rule.name +
-                "'): " + error.what());
-  }
-}
-
-void Optimizer::step() {
+void OptimizerFront::step() {
   if (!finalized_)
     throw Error("step() before finalize()");
-  // bf16 parameters are stepped in f32 and rounded back.
-  for (Param &p : params_) {
-    ++p.steps;
-    if (p.param.dtype == DType::BF16)
-      for (size_t k = 0; k < p.stagedParam.size(); ++k) {
-        p.stagedParam[k] = readFloat(p.param, static_cast<int64_t>(k));
-        p.stagedGrad[k] = readFloat(p.grad, static_cast<int64_t>(k));
-      }
-  }
-  // One rank alone needs no packing: the plain step is the same math.
-  if (shards_ && communicator_->size() > 1) {
-    stepSharded();
-  } else {
-    for (const Bucket &bucket : plan_.buckets)
-      for (size_t index : bucket.params)
-        runRule(index, gradData(params_[index]), 0, params_[index].param.numel());
-  }
   for (Param &p : params_)
-    if (p.param.dtype == DType::BF16)
-      for (size_t k = 0; k < p.stagedParam.size(); ++k)
-        writeFloat(p.param, static_cast<int64_t>(k), p.stagedParam[k]);
+    ++p.steps;
+  executor_->beginStep();
+  if (spec_.compiledSchedule)
+    spec_.compiledSchedule->step(*executor_);
+  else
+    runProgram(schedule_, *executor_);
+  executor_->endStep();
 }
 
-void Optimizer::stepSharded() {
-  const ShardPlan &plan = *shards_;
-  int rank = communicator_->rank();
-  size_t unitCount = plan.units.size();
-  std::vector<std::vector<float>> reduced(unitCount), gathered(unitCount),
-      send(unitCount);
-  std::vector<RequestPtr> reductions(unitCount), gathers(unitCount);
-  auto numel = [&](size_t p) { return params_[p].param.numel(); };
-
-  bytesSent_ = bytesReceived_ = 0;
-  // Phase 1: launch every reduction.
-  for (size_t u = 0; u < unitCount; ++u) {
-    const ShardUnit &unit = plan.units[u];
-    int64_t total = 0;
-    for (int64_t c : unit.counts)
-      total += c;
-    // The payloads: an all-reduce gives and gets the packed tensors; a
-    // reduce-scatter gives them all and gets its part; its all-gather gives
-    // the part and gets them all.
-    bool small = unit.kind == ShardUnit::Kind::Small;
-    bytesSent_ += 4 * (small ? total : total + unit.counts[rank]);
-    bytesReceived_ += 4 * (small ? total : unit.counts[rank] + total);
-    std::vector<float> &buffer =
-        unit.kind == ShardUnit::Kind::Small ? reduced[u] : send[u];
-    buffer.assign(static_cast<size_t>(total), 0.0f); // zero padding
-    int64_t at = 0;
-    for (size_t p : unit.params) {
-      const float *g = gradData(params_[p]);
-      std::copy(g, g + numel(p), buffer.begin() + at);
-      at += numel(p);
-    }
-    if (unit.kind == ShardUnit::Kind::Small) {
-      reductions[u] = communicator_->allReduceMean(buffer.data(), total,
-                                                     DType::F32);
-    } else {
-      reduced[u].assign(static_cast<size_t>(unit.counts[rank]), 0.0f);
-      reductions[u] = communicator_->reduceScatterMean(
-          buffer.data(), reduced[u].data(), unit.counts, DType::F32);
-    }
-  }
-
-  // Phase 2: per unit, wait for its reduction, update this rank's part and
-  // launch the gather of the updated parameters.
-  for (size_t u = 0; u < unitCount; ++u) {
-    const ShardUnit &unit = plan.units[u];
-    reductions[u]->wait();
-    int64_t mine = 0; // where this rank's part starts in the packed order
-    for (int r = 0; r < rank && unit.kind != ShardUnit::Kind::Small; ++r)
-      mine += unit.counts[r];
-    int64_t at = 0;
-    if (unit.kind == ShardUnit::Kind::Small) {
-      for (size_t p : unit.params) {
-        runRule(p, reduced[u].data() + at, 0, numel(p));
-        at += numel(p);
-      }
-      continue;
-    }
-    send[u].assign(static_cast<size_t>(unit.counts[rank]), 0.0f);
-    for (size_t k = 0; k < unit.params.size(); ++k) {
-      size_t p = unit.params[k];
-      Param &param = params_[p];
-      int64_t first = std::max(at, mine);
-      int64_t last = std::min(at + numel(p), mine + unit.counts[rank]);
-      bool here = unit.kind == ShardUnit::Kind::Owned ? unit.owner[k] == rank
-                                                      : first < last;
-      if (here) {
-        if (unit.kind == ShardUnit::Kind::Owned)
-          first = at, last = at + numel(p);
-        runRule(p, reduced[u].data() + (first - mine), first - at,
-                last - first);
-        const float *updated = paramData(param) + (first - at);
-        std::copy(updated, updated + (last - first),
-                  send[u].begin() + (first - mine));
-      }
-      at += numel(p);
-    }
-    int64_t total = 0;
-    for (int64_t c : unit.counts)
-      total += c;
-    gathered[u].assign(static_cast<size_t>(total), 0.0f);
-    gathers[u] = communicator_->allGather(send[u].data(), gathered[u].data(),
-                                          unit.counts, DType::F32);
-  }
-
-  // Phase 3: wait for the gathers; every rank now holds every update.
-  for (size_t u = 0; u < unitCount; ++u) {
-    const ShardUnit &unit = plan.units[u];
-    if (unit.kind == ShardUnit::Kind::Small)
-      continue;
-    gathers[u]->wait();
-    int64_t at = 0;
-    for (size_t p : unit.params) {
-      std::copy(gathered[u].begin() + at, gathered[u].begin() + at + numel(p),
-                paramData(params_[p]));
-      at += numel(p);
-    }
-  }
+const RuleSpec &OptimizerFront::ruleOf(size_t param) const {
+  return spec_.rules[schedule_.params[param].rule];
 }
 
-const RuleSpec &Optimizer::ruleOf(size_t param) const {
-  int rule = params_[param].rule;
-  return spec_.rules[rule >= 0 ? rule
-                               : spec_.groups[plan_.groupOf[param]].rule];
+const StepSchedule &OptimizerFront::schedule() const {
+  if (!finalized_)
+    throw Error("schedule() before finalize()");
+  return schedule_;
 }
 
-int64_t Optimizer::stepCount(const std::string &param) const {
+int64_t OptimizerFront::stepCount(const std::string &param) const {
   return params_[paramIndex(param)].steps;
 }
 
-int64_t Optimizer::stateBytes() const {
-  int64_t bytes = 0;
-  for (const Param &p : params_)
-    for (const std::vector<float> &s : p.states)
-      bytes += static_cast<int64_t>(s.size() * sizeof(float));
-  return bytes;
+int64_t OptimizerFront::stateBytes() const {
+  return finalized_ ? executor_->stateBytes() : 0;
 }
 
-std::string Optimizer::groupOf(const std::string &param) const {
+int64_t OptimizerFront::bytesSent() const {
+  return finalized_ ? executor_->bytesSent() : 0;
+}
+
+int64_t OptimizerFront::bytesReceived() const {
+  return finalized_ ? executor_->bytesReceived() : 0;
+}
+
+std::string OptimizerFront::groupOf(const std::string &param) const {
   if (!finalized_)
     throw Error("groupOf() before finalize()");
-  return spec_.groups[plan_.groupOf[paramIndex(param)]].name;
+  return spec_.groups[schedule_.params[paramIndex(param)].group].name;
 }
 
-std::string Optimizer::describePlan() const {
+std::string OptimizerFront::describePlan() const {
   if (!finalized_)
     throw Error("describePlan() before finalize()");
+  Plan plan{{}, schedule_.buckets};
   std::vector<ParamDesc> params;
-  for (const Param &p : params_)
-    params.push_back({p.name, p.param.shape, p.group});
+  for (const ScheduleParam &p : schedule_.params) {
+    plan.groupOf.push_back(p.group);
+    params.push_back({p.name, p.shape, ""});
+  }
   std::vector<GroupDesc> groups;
   for (const GroupSpec &group : spec_.groups)
     groups.push_back({group.name, spec_.rules[group.rule].name, {},
                       spec_.rules[group.rule].rank, nullptr});
-  return optgen::runtime::describePlan(plan_, params, groups);
+  return optgen::runtime::describePlan(plan, params, groups);
 }
 
 /// Which ranks hold what of a state of `numel` elements that is `full`
@@ -548,18 +434,16 @@ static std::vector<int64_t> stateCounts(const std::vector<int64_t> &parts,
   return counts;
 }
 
-void Optimizer::saveState(const std::string &path) {
+void OptimizerFront::saveState(const std::string &path) {
   if (!finalized_)
     throw Error("saveState() before finalize()");
   // Each state is gathered whole (parts of sharded ones come from the
   // ranks holding them) and rank 0 writes it, keyed by parameter name, so
   // the file is the same whatever the number of ranks.
   int size = communicator_->size(), rank = communicator_->rank();
-  std::vector<std::vector<int64_t>> parts(size); // [rank][param]
-  for (int r = 0; r < size; ++r) {
-    std::vector<int64_t> begin;
-    partsOf(r, begin, parts[r]);
-  }
+  std::vector<std::vector<ElementRange>> parts(size); // [rank][param]
+  for (int r = 0; r < size; ++r)
+    parts[r] = partsOf(r);
   SafetensorsWriter writer;
   writer.setMetadata("optimizer", spec_.name);
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -567,13 +451,14 @@ void Optimizer::saveState(const std::string &path) {
     const RuleSpec &rule = ruleOf(i);
     std::vector<int64_t> partOf(size);
     for (int r = 0; r < size; ++r)
-      partOf[r] = parts[r][i];
-    for (size_t s = 0; s < p.states.size(); ++s) {
+      partOf[r] = parts[r][i].length;
+    for (size_t s = 0; s < p.fullRows.size(); ++s) {
       int64_t full = p.fullRows[s] * p.fullCols[s];
       std::vector<int64_t> counts = stateCounts(partOf, p.param.numel(), full);
+      std::vector<float> held(static_cast<size_t>(p.heldRows[s] * p.heldCols[s]));
+      executor_->readState(i, s, held.data());
       std::vector<float> whole(static_cast<size_t>(full));
-      communicator_
-          ->allGather(p.states[s].data(), whole.data(), counts, DType::F32)
+      communicator_->allGather(held.data(), whole.data(), counts, DType::F32)
           ->wait();
       std::vector<unsigned char> bytes(whole.size() * sizeof(float));
       if (!bytes.empty())
@@ -592,14 +477,14 @@ void Optimizer::saveState(const std::string &path) {
   communicator_->allReduceMean(&done, 1, DType::F32)->wait();
 }
 
-void Optimizer::loadState(const std::string &path) {
+void OptimizerFront::loadState(const std::string &path) {
   if (!finalized_)
     throw Error("loadState() before finalize()");
   SafetensorsFile file = SafetensorsFile::open(path);
   for (size_t i = 0; i < params_.size(); ++i) {
     Param &p = params_[i];
     const RuleSpec &rule = ruleOf(i);
-    for (size_t s = 0; s < p.states.size(); ++s) {
+    for (size_t s = 0; s < p.fullRows.size(); ++s) {
       std::string name = "state/" + p.name + "/" + rule.states[s];
       if (!file.has(name))
         throw Error(path + " has no state '" + rule.states[s] +
@@ -613,13 +498,9 @@ void Optimizer::loadState(const std::string &path) {
       std::vector<float> values = toFloatVector(view);
       // This rank's part: a slice of a state shaped like a split parameter,
       // else all of it (or nothing, when it holds none).
-      int64_t from = static_cast<int64_t>(p.states[s].size()) < full &&
-                             full == p.param.numel()
-                         ? p.partBegin
-                         : 0;
-      std::copy(values.begin() + from,
-                values.begin() + from + p.states[s].size(),
-                p.states[s].begin());
+      int64_t held = p.heldRows[s] * p.heldCols[s];
+      int64_t from = held < full && full == p.param.numel() ? p.part.begin : 0;
+      executor_->writeState(i, s, values.data() + from);
     }
     std::string step = "step/" + p.name;
     if (!file.has(step))

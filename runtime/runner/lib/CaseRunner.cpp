@@ -13,7 +13,7 @@
 namespace optgen::runtime {
 
 int runnerMain(int argc, char **argv,
-               const std::function<std::unique_ptr<Optimizer>()> &make) {
+               const std::function<std::unique_ptr<OptimizerFront>()> &make) {
   CaseOptions options;
   options.target = "cpu";
   for (int i = 1; i < argc; ++i) {
@@ -55,7 +55,7 @@ int runnerMain(int argc, char **argv,
   }
   return runCase(
       [&] {
-        std::unique_ptr<Optimizer> optimizer = make();
+        std::unique_ptr<OptimizerFront> optimizer = make();
 #ifdef OPTGEN_HAVE_MPI
         if (optimizer->spec().distribution == Distribution::Zero2)
           optimizer->setCommunicator(makeMpiCommunicator());

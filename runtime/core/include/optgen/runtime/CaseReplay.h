@@ -49,10 +49,10 @@ public:
   virtual void loadState(const std::string &path);
 };
 
-/// Steps a generated optimizer.
+/// Steps a generated optimizer, on whatever executor it has.
 class OptimizerStepper : public Stepper {
 public:
-  explicit OptimizerStepper(std::unique_ptr<Optimizer> optimizer)
+  explicit OptimizerStepper(std::unique_ptr<OptimizerFront> optimizer)
       : optimizer(std::move(optimizer)) {}
   void addGroup(const std::string &name, const std::string &rule) override;
   void setHyper(const std::string &group, const std::string &name,
@@ -76,7 +76,7 @@ public:
   }
 
 private:
-  std::unique_ptr<Optimizer> optimizer;
+  std::unique_ptr<OptimizerFront> optimizer;
 };
 
 struct CaseOptions {

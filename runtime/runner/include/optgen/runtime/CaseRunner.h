@@ -21,7 +21,7 @@ namespace optgen::runtime {
 /// new optimizer per replay (under mpirun, a `distribute zero2` optimizer
 /// steps with all the ranks).
 int runnerMain(int argc, char **argv,
-               const std::function<std::unique_ptr<Optimizer>()> &make);
+               const std::function<std::unique_ptr<OptimizerFront>()> &make);
 
 } // namespace optgen::runtime
 
