@@ -100,7 +100,8 @@ private:
                    const char *what) const;
   std::string describe(int index) const;
   void pack(Unit &unit);
-  void run(const Call &call) const;
+  /// Steps one call with `workspace` as its scratch.
+  void run(const Call &call, float *workspace) const;
   void count(const Unit &unit, ScheduleOp::Kind collective);
 
   ExecutorSetup setup_;
@@ -108,6 +109,8 @@ private:
   /// f32 staging of non-f32 gradients and parameters: one unit's worth,
   /// as units compute one at a time.
   std::vector<float> staging_;
+  /// The scratch of one call: the most any call needs.
+  std::vector<float> workspace_;
   /// Per parameter, its call: {unit, call}, or {-1, -1} when this rank
   /// steps none of it.
   std::vector<std::pair<int, int>> callOf_;
@@ -258,6 +261,15 @@ void HostExecutor::prepare(const ExecutorSetup &setup) {
     }
     stagingSize = std::max(stagingSize, staged);
   }
+  int64_t workspace = 0;
+  for (const Unit &unit : units_)
+    for (const Call &call : unit.calls)
+      if (call.rule->workspaceElements)
+        workspace = std::max(
+            workspace, call.rule->workspaceElements(
+                           call.shape.data(), static_cast<int>(call.shape.size())));
+  workspace_.assign(static_cast<size_t>(workspace), 0.0f);
+
   // Each unit's calls stage into their own slices of one shared area.
   staging_.assign(stagingSize, 0.0f);
   for (Unit &unit : units_) {
@@ -392,7 +404,7 @@ void HostExecutor::wait(Token token) {
   u.phase = Phase::Done;
 }
 
-void HostExecutor::run(const Call &call) const {
+void HostExecutor::run(const Call &call, float *workspace) const {
   int64_t length = call.range.length;
   float *param = static_cast<float *>(call.param);
   if (call.paramStage) {
@@ -406,12 +418,18 @@ void HostExecutor::run(const Call &call) const {
                     length);
     grad = call.gradStage;
   }
-  RuleCall ruleCall{param,          grad,
-                    call.states.data(), call.stateRows,
-                    call.stateCols, call.rows,
-                    call.cols,      call.shape.data(),
-                    static_cast<int>(call.shape.size()), call.hypers,
-                    *call.steps};
+  RuleCall ruleCall{param,
+                    grad,
+                    call.states.data(),
+                    call.stateRows,
+                    call.stateCols,
+                    call.rows,
+                    call.cols,
+                    call.shape.data(),
+                    static_cast<int>(call.shape.size()),
+                    call.hypers,
+                    *call.steps,
+                    workspace};
   try {
     call.rule->step(ruleCall);
   } catch (const Error &error) {
@@ -431,7 +449,7 @@ void HostExecutor::compute(int index) {
               u.spec->kind == UnitKind::Local ? Phase::Idle : Phase::Reduced,
               "compute");
   for (const Call &call : u.calls)
-    run(call);
+    run(call, workspace_.empty() ? nullptr : workspace_.data());
   u.phase = Phase::Computed;
 }
 

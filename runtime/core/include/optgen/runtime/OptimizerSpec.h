@@ -35,6 +35,10 @@ struct RuleCall {
   int rank;
   const double *hypers;         ///< the group's values, tuples flattened
   int64_t step;                 ///< 1 at the first step
+  /// RuleSpec::workspaceElements(shape, rank) floats of scratch for this
+  /// call alone, allocated once at finalize() (null when the rule needs
+  /// none). Its contents are undefined at every call.
+  float *workspace;
 };
 
 struct HyperSpec {
@@ -57,6 +61,10 @@ struct RuleSpec {
   /// Purely elementwise (no reduction, no shape query): any part of a
   /// parameter can be stepped on its own, so ZeRO-2 splits it by element.
   bool elementwise = false;
+  /// The f32 elements of scratch one call for a parameter (or part) of
+  /// `shape` needs, or null for none: the executor allocates them once, at
+  /// finalize(), per call that may run at once, and never inside a step.
+  int64_t (*workspaceElements)(const int64_t *shape, int rank) = nullptr;
 };
 
 struct GroupSpec {

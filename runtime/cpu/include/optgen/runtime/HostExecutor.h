@@ -1,8 +1,8 @@
 //===- HostExecutor.h - Steps on the host -----------------------*- C++ -*-===//
 //
-// The executor of CPU code: the optimizer state, packed collective buffers
-// and f32 staging of bf16 data live in host memory, allocated once at
-// finalize(); collectives go through any host communicator (single rank,
+// The executor of CPU code: the optimizer state, packed collective buffers,
+// f32 staging of bf16 data and the rules' workspace live in host memory,
+// allocated once at finalize(), never inside a step; collectives go through any host communicator (single rank,
 // MPI). A unit's members are stepped one after another, each call's loops
 // and matrix products using every thread.
 //
