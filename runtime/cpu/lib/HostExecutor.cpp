@@ -4,8 +4,13 @@
 
 #include "optgen/runtime/Error.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -57,8 +62,12 @@ struct Unit {
   /// Flat and Owned: this rank's part, the reduce-scatter's output (the
   /// averaged gradients) and then the all-gather's input (the updates).
   std::vector<unsigned char> part;
-  /// Per state index, the state of every call that has it, contiguous.
+  /// Per state index, the state of every call that has it, contiguous: a
+  /// bucket's K same-shape matrices hold each state as one [K, rows, cols].
   std::vector<std::vector<float>> states;
+  /// The calls are independent matrix updates of one rule, stepped in
+  /// parallel across the batch.
+  bool batched = false;
   Phase phase = Phase::Idle;
   RequestPtr reduction, gather;
 };
@@ -70,6 +79,23 @@ std::pair<int64_t, int64_t> asRowsCols(const std::vector<int64_t> &shape) {
   for (int64_t d : shape)
     numel *= d;
   return {1, numel};
+}
+
+/// The threads a parallel region may have, and this one's number in it.
+int maxThreads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+int threadIndex() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
 }
 
 int64_t numelOf(const std::vector<int64_t> &shape) {
@@ -109,8 +135,13 @@ private:
   /// f32 staging of non-f32 gradients and parameters: one unit's worth,
   /// as units compute one at a time.
   std::vector<float> staging_;
-  /// The scratch of one call: the most any call needs.
+  /// The scratch of the calls that may run at once (one per thread of a
+  /// batch), each workspaceElements_ floats.
   std::vector<float> workspace_;
+  int64_t workspaceElements_ = 0;
+  int workspaceSlots_ = 1;
+  /// Per call of the largest unit, what its rule threw in a batch.
+  std::vector<std::exception_ptr> errors_;
   /// Per parameter, its call: {unit, call}, or {-1, -1} when this rank
   /// steps none of it.
   std::vector<std::pair<int, int>> callOf_;
@@ -261,14 +292,29 @@ void HostExecutor::prepare(const ExecutorSetup &setup) {
     }
     stagingSize = std::max(stagingSize, staged);
   }
-  int64_t workspace = 0;
-  for (const Unit &unit : units_)
+  // A batch runs its calls on up to every thread, each with its own
+  // workspace; anything else one call at a time.
+  workspaceElements_ = 0;
+  workspaceSlots_ = 1;
+  size_t mostCalls = 0;
+  for (Unit &unit : units_) {
+    unit.batched = unit.spec->rule >= 0 && unit.calls.size() > 1 &&
+                   !unit.calls[0].rule->elementwise;
+    if (unit.batched)
+      workspaceSlots_ = std::max(
+          workspaceSlots_,
+          std::min(static_cast<int>(unit.calls.size()), maxThreads()));
+    mostCalls = std::max(mostCalls, unit.calls.size());
     for (const Call &call : unit.calls)
       if (call.rule->workspaceElements)
-        workspace = std::max(
-            workspace, call.rule->workspaceElements(
-                           call.shape.data(), static_cast<int>(call.shape.size())));
-  workspace_.assign(static_cast<size_t>(workspace), 0.0f);
+        workspaceElements_ = std::max(
+            workspaceElements_,
+            call.rule->workspaceElements(call.shape.data(),
+                                         static_cast<int>(call.shape.size())));
+  }
+  workspace_.assign(static_cast<size_t>(workspaceElements_) * workspaceSlots_,
+                    0.0f);
+  errors_.assign(mostCalls, nullptr);
 
   // Each unit's calls stage into their own slices of one shared area.
   staging_.assign(stagingSize, 0.0f);
@@ -448,8 +494,37 @@ void HostExecutor::compute(int index) {
   expectPhase(u, index,
               u.spec->kind == UnitKind::Local ? Phase::Idle : Phase::Reduced,
               "compute");
-  for (const Call &call : u.calls)
-    run(call, workspace_.empty() ? nullptr : workspace_.data());
+  auto workspace = [&](int slot) {
+    return workspaceElements_ ? workspace_.data() + slot * workspaceElements_
+                              : nullptr;
+  };
+  if (!u.batched || workspaceSlots_ == 1) {
+    for (const Call &call : u.calls)
+      run(call, workspace(0));
+    u.phase = Phase::Computed;
+    return;
+  }
+  // The batch's members in parallel, each call on one thread (its loops'
+  // nested regions, and an OpenMP OpenBLAS's products, then run on that
+  // thread alone): the same computations as one at a time, so the same
+  // bits. An exception may not leave a parallel region: the first in
+  // member order is rethrown after it.
+  int calls = static_cast<int>(u.calls.size());
+  std::fill_n(errors_.begin(), calls, nullptr);
+#ifdef _OPENMP
+  int slots = std::min(calls, workspaceSlots_);
+#pragma omp parallel for num_threads(slots) schedule(dynamic, 1)
+#endif
+  for (int c = 0; c < calls; ++c) {
+    try {
+      run(u.calls[c], workspace(threadIndex()));
+    } catch (...) {
+      errors_[c] = std::current_exception();
+    }
+  }
+  for (int c = 0; c < calls; ++c)
+    if (errors_[c])
+      std::rethrow_exception(errors_[c]);
   u.phase = Phase::Computed;
 }
 
