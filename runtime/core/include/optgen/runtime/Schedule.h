@@ -92,7 +92,7 @@ struct StepUnit {
   /// [rank][member]: the elements of the member that rank steps (length 0:
   /// none), relative to the member's first element. Derived from the
   /// fields above by deriveRanges().
-  std::vector<std::vector<ElementRange>> ranges;
+  std::vector<std::vector<ElementRange>> ranges = {};
 };
 
 struct ScheduleOp {
