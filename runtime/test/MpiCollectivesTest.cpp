@@ -8,30 +8,20 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MpiTestReport.h"
+
 #include "optgen/runtime/Error.h"
 #include "optgen/runtime/Float16.h"
 #include "optgen/runtime/MpiCommunicator.h"
 
-#include <mpi.h>
-
-#include <cstdio>
 #include <string>
 #include <vector>
 
 using namespace optgen::runtime;
+using optgen::runtime::test::expect;
+using optgen::runtime::test::report;
 
 namespace {
-
-int passed = 0, failed = 0;
-
-void expect(bool ok, const std::string &what, int rank) {
-  if (ok) {
-    ++passed;
-    return;
-  }
-  ++failed;
-  std::fprintf(stderr, "rank %d: FAIL %s\n", rank, what.c_str());
-}
 
 /// Elements of `dtype` (F32 or BF16) in bytes.
 struct Buffer {
@@ -152,11 +142,5 @@ int main() {
   expect(throwsError([&] { comm->bindStream(&stream); }),
          "binding a stream to MPI is an error", rank);
 
-  int failures = failed;
-  MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  int passes = passed;
-  MPI_Allreduce(MPI_IN_PLACE, &passes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0)
-    std::printf("%d passed, %d failed\n", passes, failures);
-  return failures ? 1 : 0;
+  return report(rank);
 }

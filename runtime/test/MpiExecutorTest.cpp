@@ -10,16 +10,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MpiTestReport.h"
+
 #include "optgen/runtime/MpiCommunicator.h"
 #include "optgen/runtime/Optimizer.h"
 
-#include <mpi.h>
-
-#include <cstdio>
 #include <string>
 #include <vector>
 
 using namespace optgen::runtime;
+using optgen::runtime::test::expect;
+using optgen::runtime::test::report;
 
 namespace {
 
@@ -126,17 +127,6 @@ void addAll(Optimizer &opt, std::vector<Param> &params, DType dtype) {
                      {p.grad.data(), dtype, p.shape});
 }
 
-int passed = 0, failed = 0;
-
-void expect(bool ok, const std::string &what, int rank) {
-  if (ok) {
-    ++passed;
-    return;
-  }
-  ++failed;
-  std::fprintf(stderr, "rank %d: FAIL %s\n", rank, what.c_str());
-}
-
 } // namespace
 
 int main() {
@@ -168,11 +158,5 @@ int main() {
              "'" + shared[p].name + "' (" + name + ") as on one rank", rank);
   }
 
-  int failures = failed;
-  MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  int passes = passed;
-  MPI_Allreduce(MPI_IN_PLACE, &passes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0)
-    std::printf("%d passed, %d failed\n", passes, failures);
-  return failures ? 1 : 0;
+  return report(rank);
 }
