@@ -64,10 +64,21 @@ bool isMatrix(const int64_t *, int rank) { return rank == 2; }
 OptimizerSpec spec() {
   OptimizerSpec spec;
   spec.name = "mixed";
-  spec.rules.push_back({"sgd", -1, {{"lr", 1, false, true, {0.25}}}, {"m"},
-                        statesLikeParam, stepSgd, true});
-  spec.rules.push_back({"cubed", 2, {{"lr", 1, false, true, {0.001}}}, {},
-                        noStates, stepCubed, false, workspaceCubed});
+  spec.rules.push_back({"sgd",
+                        -1,
+                        {{"lr", 1, false, true, {0.25}}},
+                        {"m"},
+                        statesLikeParam,
+                        stepSgd,
+                        true});
+  spec.rules.push_back({"cubed",
+                        2,
+                        {{"lr", 1, false, true, {0.001}}},
+                        {},
+                        noStates,
+                        stepCubed,
+                        false,
+                        workspaceCubed});
   spec.groups.push_back({"matrices", 1, {"w*"}, isMatrix, {}});
   spec.groups.push_back({"rest", 0, {"*"}, nullptr, {}});
   spec.distribution = Distribution::Zero2;
@@ -111,12 +122,13 @@ std::vector<Param> model(DType dtype) {
 /// multiple of 1/16 that sums to zero over the ranks.
 void setGrads(std::vector<Param> &params, DType dtype, int s, float offset) {
   for (size_t p = 0; p < params.size(); ++p) {
-    int64_t numel = static_cast<int64_t>(params[p].grad.size() / dtypeSize(dtype));
+    int64_t numel =
+        static_cast<int64_t>(params[p].grad.size() / dtypeSize(dtype));
     for (int64_t i = 0; i < numel; ++i) {
       float g = static_cast<float>((i * 5 + p * 3 + s) % 15) / 8.0f - 0.875f +
                 (i % 3 == 0 ? offset : -offset);
-      convertElements(&g, DType::F32, params[p].grad.data() + i * dtypeSize(dtype),
-                      dtype, 1);
+      convertElements(&g, DType::F32,
+                      params[p].grad.data() + i * dtypeSize(dtype), dtype, 1);
     }
   }
 }

@@ -107,9 +107,8 @@ TEST(ScheduleTest, CollectivesCarryBf16OnlyWhenEveryGradientIsBf16) {
   EXPECT_EQ(traffic.sent, 2 * 128);
   EXPECT_EQ(traffic.received, 2 * 64);
 
-  std::vector<ScheduleParam> params = {
-      {"a", {8, 8}, 0, 0, false, DType::BF16},
-      {"b", {8, 8}, 0, 0, false, DType::F32}};
+  std::vector<ScheduleParam> params = {{"a", {8, 8}, 0, 0, false, DType::BF16},
+                                       {"b", {8, 8}, 0, 0, false, DType::F32}};
   StepSchedule mixed =
       buildStepSchedule(params, bucketParams({0, 0}, {{8, 8}, {8, 8}}, 1),
                         Distribution::Zero2, 2, 16);

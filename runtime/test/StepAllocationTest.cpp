@@ -41,10 +41,11 @@ namespace {
 void stepScaled(const RuleCall &call) {
   int64_t n = call.rows * call.cols;
   for (int64_t i = 0; i < n; ++i)
-    call.workspace[i] = 1.0f + (call.grad[i] < 0 ? -call.grad[i] : call.grad[i]);
+    call.workspace[i] =
+        1.0f + (call.grad[i] < 0 ? -call.grad[i] : call.grad[i]);
   for (int64_t i = 0; i < n; ++i)
-    call.param[i] -= static_cast<float>(call.hypers[0]) * call.grad[i] /
-                     call.workspace[i];
+    call.param[i] -=
+        static_cast<float>(call.hypers[0]) * call.grad[i] / call.workspace[i];
 }
 
 int64_t workspaceScaled(const int64_t *shape, int rank) {
@@ -59,8 +60,14 @@ void noStates(const int64_t *, int, int64_t *, int64_t *) {}
 OptimizerSpec scaledSpec(Distribution distribution) {
   OptimizerSpec spec;
   spec.name = "scaled";
-  spec.rules.push_back({"scaled", -1, {{"lr", 1, false, true, {0.5}}}, {},
-                        noStates, stepScaled, true, workspaceScaled});
+  spec.rules.push_back({"scaled",
+                        -1,
+                        {{"lr", 1, false, true, {0.5}}},
+                        {},
+                        noStates,
+                        stepScaled,
+                        true,
+                        workspaceScaled});
   spec.groups.push_back({"all", 0, {"*"}, nullptr, {}});
   spec.distribution = distribution;
   spec.smallNumel = 8;
@@ -121,11 +128,11 @@ TEST(StepAllocationTest, ADistributedStepAllocatesOnlyCollectiveHandles) {
   reference.finalize();
   OptimizerSpec spec = scaledSpec(Distribution::Zero2);
   spec.plannedParams = {{"w", {8, 8}, 0, -1}, {"v", {2}, 0, -1}};
-  spec.compiledSchedule = CompiledSchedule{
-      1,
-      {{UnitKind::Small, 0, {1}, {}, {2}, DType::BF16},
-       {UnitKind::Flat, 0, {0}, {}, {64}, DType::BF16}},
-      scatteredStep};
+  spec.compiledSchedule =
+      CompiledSchedule{1,
+                       {{UnitKind::Small, 0, {1}, {}, {2}, DType::BF16},
+                        {UnitKind::Flat, 0, {0}, {}, {64}, DType::BF16}},
+                       scatteredStep};
   Optimizer opt(spec);
   scattered.addTo(opt);
   opt.finalize();

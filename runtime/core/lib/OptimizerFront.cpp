@@ -40,12 +40,12 @@ OptimizerFront::OptimizerFront(OptimizerSpec spec,
 OptimizerFront::~OptimizerFront() = default;
 
 void OptimizerFront::addParameter(const std::string &name, TensorView param,
-                             TensorView grad) {
+                                  TensorView grad) {
   addParameter(name, std::move(param), std::move(grad), "");
 }
 
 void OptimizerFront::addParameter(const std::string &name, TensorView param,
-                             TensorView grad, const std::string &group) {
+                                  TensorView grad, const std::string &group) {
   if (finalized_)
     throw Error("parameter '" + name + "' added after finalize()");
   if (param.dtype != DType::F32 && param.dtype != DType::BF16)
@@ -90,7 +90,7 @@ size_t OptimizerFront::paramIndex(const std::string &name) const {
 }
 
 size_t OptimizerFront::hyperIndex(size_t group, const std::string &name,
-                             size_t *offset) const {
+                                  size_t *offset) const {
   const RuleSpec &rule = spec_.rules[spec_.groups[group].rule];
   size_t at = 0;
   for (size_t i = 0; i < rule.hypers.size(); ++i) {
@@ -100,18 +100,17 @@ size_t OptimizerFront::hyperIndex(size_t group, const std::string &name,
     }
     at += rule.hypers[i].size;
   }
-  throw Error("group '" + std::string(spec_.groups[group].name) +
-              "' (rule '" + rule.name + "') has no hyperparameter '" + name +
-              "'");
+  throw Error("group '" + std::string(spec_.groups[group].name) + "' (rule '" +
+              rule.name + "') has no hyperparameter '" + name + "'");
 }
 
 void OptimizerFront::setHyper(const std::string &group, const std::string &name,
-                         double value) {
+                              double value) {
   setHyper(group, name, std::vector<double>{value});
 }
 
 void OptimizerFront::setHyper(const std::string &group, const std::string &name,
-                         const std::vector<double> &values) {
+                              const std::vector<double> &values) {
   size_t g = groupIndex(group), offset = 0;
   const HyperSpec &hyper =
       spec_.rules[spec_.groups[g].rule].hypers[hyperIndex(g, name, &offset)];
@@ -129,7 +128,7 @@ void OptimizerFront::setHyper(const std::string &group, const std::string &name,
 }
 
 double OptimizerFront::hyper(const std::string &group,
-                        const std::string &name) const {
+                             const std::string &name) const {
   std::vector<double> values = hyperValues(group, name);
   if (values.size() != 1)
     throw Error("hyperparameter '" + name + "' of group '" + group +
@@ -139,7 +138,7 @@ double OptimizerFront::hyper(const std::string &group,
 }
 
 std::vector<double> OptimizerFront::hyperValues(const std::string &group,
-                                           const std::string &name) const {
+                                                const std::string &name) const {
   size_t g = groupIndex(group), offset = 0;
   const HyperSpec &hyper =
       spec_.rules[spec_.groups[g].rule].hypers[hyperIndex(g, name, &offset)];
@@ -147,7 +146,8 @@ std::vector<double> OptimizerFront::hyperValues(const std::string &group,
           hypers_[g].begin() + offset + hyper.size};
 }
 
-void OptimizerFront::addGroup(const std::string &name, const std::string &rule) {
+void OptimizerFront::addGroup(const std::string &name,
+                              const std::string &rule) {
   if (finalized_)
     throw Error("group '" + name + "' added after finalize()");
   for (const GroupSpec &group : spec_.groups)
@@ -161,8 +161,7 @@ void OptimizerFront::addGroup(const std::string &name, const std::string &rule) 
     throw Error("optimizer '" + std::string(spec_.name) + "' has no rule '" +
                 rule + "'");
   addedNames_.push_back(name);
-  spec_.groups.push_back(
-      {addedNames_.back().c_str(), index, {}, nullptr, {}});
+  spec_.groups.push_back({addedNames_.back().c_str(), index, {}, nullptr, {}});
   std::vector<double> values;
   for (const HyperSpec &hyper : spec_.rules[index].hypers) {
     if (!hyper.hasDefault)
@@ -175,9 +174,9 @@ void OptimizerFront::addGroup(const std::string &name, const std::string &rule) 
 
 void OptimizerFront::applyPlannedGroups() {
   for (Param &p : params_) {
-    auto planned = std::find_if(
-        spec_.plannedParams.begin(), spec_.plannedParams.end(),
-        [&](const PlannedParam &q) { return q.name == p.name; });
+    auto planned =
+        std::find_if(spec_.plannedParams.begin(), spec_.plannedParams.end(),
+                     [&](const PlannedParam &q) { return q.name == p.name; });
     if (planned == spec_.plannedParams.end())
       throw Error("parameter '" + p.name +
                   "' is not one of the parameters optimizer '" + spec_.name +
@@ -190,8 +189,8 @@ void OptimizerFront::applyPlannedGroups() {
     std::string group = spec_.groups[planned->group].name;
     if (spec_.compiledSchedule && !p.group.empty() && p.group != group)
       throw Error("optimizer '" + std::string(spec_.name) +
-                  "' was compiled for parameter '" + p.name +
-                  "' in group '" + group + "', got group '" + p.group + "'");
+                  "' was compiled for parameter '" + p.name + "' in group '" +
+                  group + "', got group '" + p.group + "'");
     if (p.group.empty() || spec_.compiledSchedule) {
       p.group = group;
       p.rule = planned->rule;
@@ -200,9 +199,10 @@ void OptimizerFront::applyPlannedGroups() {
   for (const PlannedParam &planned : spec_.plannedParams)
     if (std::none_of(params_.begin(), params_.end(),
                      [&](const Param &p) { return p.name == planned.name; }))
-      throw Error("parameter '" + std::string(planned.name) + "', which "
-                  "optimizer '" + spec_.name +
-                  "' was compiled for, was not registered");
+      throw Error("parameter '" + std::string(planned.name) +
+                  "', which "
+                  "optimizer '" +
+                  spec_.name + "' was compiled for, was not registered");
 }
 
 void OptimizerFront::setCommunicator(
@@ -259,8 +259,11 @@ StepSchedule OptimizerFront::plannedSchedule() {
     descs.push_back({p.name, p.param.shape, p.group});
   std::vector<GroupDesc> groups;
   for (const GroupSpec &group : spec_.groups) {
-    GroupDesc desc{group.name, spec_.rules[group.rule].name, {},
-                   spec_.rules[group.rule].rank, nullptr};
+    GroupDesc desc{group.name,
+                   spec_.rules[group.rule].name,
+                   {},
+                   spec_.rules[group.rule].rank,
+                   nullptr};
     for (const char *pattern : group.patterns)
       desc.patterns.push_back(pattern);
     if (group.where) {
@@ -320,8 +323,8 @@ void OptimizerFront::finalize() {
   }
 
   std::vector<ElementRange> parts = partsOf(communicator_->rank());
-  ExecutorSetup setup{&schedule_, communicator_->rank(), {},
-                      communicator_.get()};
+  ExecutorSetup setup{
+      &schedule_, communicator_->rank(), {}, communicator_.get()};
   for (size_t i = 0; i < params_.size(); ++i) {
     Param &p = params_[i];
     const RuleSpec &rule = ruleOf(i);
@@ -329,8 +332,8 @@ void OptimizerFront::finalize() {
     p.fullRows.assign(count, 0);
     p.fullCols.assign(count, 0);
     rule.stateShapes(p.param.shape.data(),
-                     static_cast<int>(p.param.shape.size()),
-                     p.fullRows.data(), p.fullCols.data());
+                     static_cast<int>(p.param.shape.size()), p.fullRows.data(),
+                     p.fullCols.data());
     p.heldRows = p.fullRows;
     p.heldCols = p.fullCols;
     p.part = parts[i];
@@ -344,8 +347,8 @@ void OptimizerFront::finalize() {
         p.heldCols[s] = p.part.length;
       }
     setup.params.push_back({p.param, p.grad, &rule,
-                            hypers_[schedule_.params[i].group].data(),
-                            &p.steps, p.heldRows, p.heldCols});
+                            hypers_[schedule_.params[i].group].data(), &p.steps,
+                            p.heldRows, p.heldCols});
   }
   executor_->prepare(setup);
   finalized_ = true;
@@ -407,8 +410,11 @@ std::string OptimizerFront::describePlan() const {
   }
   std::vector<GroupDesc> groups;
   for (const GroupSpec &group : spec_.groups)
-    groups.push_back({group.name, spec_.rules[group.rule].name, {},
-                      spec_.rules[group.rule].rank, nullptr});
+    groups.push_back({group.name,
+                      spec_.rules[group.rule].name,
+                      {},
+                      spec_.rules[group.rule].rank,
+                      nullptr});
   return optgen::runtime::describePlan(plan, params, groups);
 }
 
@@ -455,7 +461,8 @@ void OptimizerFront::saveState(const std::string &path) {
     for (size_t s = 0; s < p.fullRows.size(); ++s) {
       int64_t full = p.fullRows[s] * p.fullCols[s];
       std::vector<int64_t> counts = stateCounts(partOf, p.param.numel(), full);
-      std::vector<float> held(static_cast<size_t>(p.heldRows[s] * p.heldCols[s]));
+      std::vector<float> held(
+          static_cast<size_t>(p.heldRows[s] * p.heldCols[s]));
       executor_->readState(i, s, held.data());
       std::vector<float> whole(static_cast<size_t>(full));
       communicator_->allGather(held.data(), whole.data(), counts, DType::F32)
@@ -493,8 +500,9 @@ void OptimizerFront::loadState(const std::string &path) {
       int64_t full = p.fullRows[s] * p.fullCols[s];
       if (view.numel() != full)
         throw Error(path + ": state '" + name + "' has " +
-                    std::to_string(view.numel()) + " elements, but parameter '" +
-                    p.name + "' needs " + std::to_string(full));
+                    std::to_string(view.numel()) +
+                    " elements, but parameter '" + p.name + "' needs " +
+                    std::to_string(full));
       std::vector<float> values = toFloatVector(view);
       // This rank's part: a slice of a state shaped like a split parameter,
       // else all of it (or nothing, when it holds none).

@@ -101,10 +101,13 @@ StepSchedule buildStepSchedule(std::vector<ScheduleParam> params,
   }
   ShardPlan shards = planShards(plan, shardParams, worldSize, smallNumel);
   for (ShardUnit &shard : shards.units)
-    schedule.units.push_back({kindOf(shard.kind), commonRule(all, shard.params),
-                              shard.params, std::move(shard.owner),
+    schedule.units.push_back({kindOf(shard.kind),
+                              commonRule(all, shard.params),
+                              shard.params,
+                              std::move(shard.owner),
                               std::move(shard.counts),
-                              payloadOf(all, shard.params), {}});
+                              payloadOf(all, shard.params),
+                              {}});
 
   // Every reduction first, so that all of them are in flight while the
   // first units compute; each unit's all-gather as soon as it is computed.
@@ -114,9 +117,9 @@ StepSchedule buildStepSchedule(std::vector<ScheduleParam> params,
   for (int u = 0; u < units; ++u) {
     bool small = schedule.units[u].kind == UnitKind::Small;
     reduction[u] = tokens++;
-    program.push_back({small ? ScheduleOp::Kind::AllReduce
-                             : ScheduleOp::Kind::ReduceScatter,
-                       u, reduction[u]});
+    program.push_back(
+        {small ? ScheduleOp::Kind::AllReduce : ScheduleOp::Kind::ReduceScatter,
+         u, reduction[u]});
   }
   for (int u = 0; u < units; ++u) {
     program.push_back({ScheduleOp::Kind::Wait, -1, reduction[u]});
@@ -168,15 +171,15 @@ void deriveRanges(StepSchedule &schedule) {
       total += numels.back();
     }
     if (unit.payload != DType::F32 && unit.payload != DType::BF16)
-      fail("its collectives carry " +
-           std::string(dtypeName(unit.payload)) + ", not F32 or BF16");
+      fail("its collectives carry " + std::string(dtypeName(unit.payload)) +
+           ", not F32 or BF16");
     bool split = unit.kind == UnitKind::Flat || unit.kind == UnitKind::Owned;
     size_t countsWanted = split ? static_cast<size_t>(world)
                           : unit.kind == UnitKind::Small ? 1
                                                          : 0;
     if (unit.counts.size() != countsWanted)
-      fail("it has " + std::to_string(unit.counts.size()) +
-           " counts, not " + std::to_string(countsWanted));
+      fail("it has " + std::to_string(unit.counts.size()) + " counts, not " +
+           std::to_string(countsWanted));
     if (unit.kind == UnitKind::Small && unit.counts[0] != total)
       fail("its count is " + std::to_string(unit.counts[0]) +
            ", but its members have " + std::to_string(total) + " elements");

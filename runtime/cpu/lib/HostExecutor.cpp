@@ -99,7 +99,8 @@ int threadIndex() {
 }
 
 int64_t numelOf(const std::vector<int64_t> &shape) {
-  return asRowsCols(shape).first * asRowsCols(shape).second;
+  auto [rows, cols] = asRowsCols(shape);
+  return rows * cols;
 }
 
 class HostExecutor final : public Executor {
@@ -164,10 +165,12 @@ void HostExecutor::expectPhase(const Unit &unit, int index, Phase phase,
                                const char *what) const {
   if (unit.phase == phase)
     return;
-  static const char *const said[] = {
-      "before anything else in the step", "while its reduction is in flight",
-      "after its reduction",              "after it was computed",
-      "while its all-gather is in flight", "after its all-gather"};
+  static const char *const said[] = {"before its reduction was launched",
+                                     "while its reduction is in flight",
+                                     "before it was computed",
+                                     "after it was computed",
+                                     "while its all-gather is in flight",
+                                     "after its all-gather"};
   throw Error(describe(index) + ": " + what + " " +
               said[static_cast<int>(unit.phase)]);
 }
@@ -210,8 +213,7 @@ void HostExecutor::prepare(const ExecutorSetup &setup) {
         counted += spec.counts[r];
       }
       unit.packed.assign(static_cast<size_t>(counted) * payloadSize, 0);
-      unit.part.assign(static_cast<size_t>(spec.counts[rank]) * payloadSize,
-                       0);
+      unit.part.assign(static_cast<size_t>(spec.counts[rank]) * payloadSize, 0);
     }
 
     for (size_t k = 0; k < spec.params.size(); ++k) {
@@ -301,9 +303,9 @@ void HostExecutor::prepare(const ExecutorSetup &setup) {
     unit.batched = unit.spec->rule >= 0 && unit.calls.size() > 1 &&
                    !unit.calls[0].rule->elementwise;
     if (unit.batched)
-      workspaceSlots_ = std::max(
-          workspaceSlots_,
-          std::min(static_cast<int>(unit.calls.size()), maxThreads()));
+      workspaceSlots_ =
+          std::max(workspaceSlots_,
+                   std::min(static_cast<int>(unit.calls.size()), maxThreads()));
     mostCalls = std::max(mostCalls, unit.calls.size());
     for (const Call &call : unit.calls)
       if (call.rule->workspaceElements)
@@ -347,16 +349,18 @@ void HostExecutor::beginStep() {
 void HostExecutor::endStep() {
   for (size_t u = 0; u < units_.size(); ++u) {
     const Unit &unit = units_[u];
-    bool split = unit.spec->kind == UnitKind::Flat ||
-                 unit.spec->kind == UnitKind::Owned;
+    bool split =
+        unit.spec->kind == UnitKind::Flat || unit.spec->kind == UnitKind::Owned;
     Phase last = split ? Phase::Done : Phase::Computed;
     if (unit.phase == last)
       continue;
     static const char *const missing[] = {
         "its reduction (or compute) was not launched",
-        "its reduction was not waited for", "it was not computed",
+        "its reduction was not waited for",
+        "it was not computed",
         "its all-gather was not launched",
-        "its all-gather was not waited for", ""};
+        "its all-gather was not waited for",
+        ""};
     throw Error("the step left " + describe(static_cast<int>(u)) +
                 " incomplete: " +
                 (unit.spec->kind == UnitKind::Local && unit.phase == Phase::Idle
@@ -528,8 +532,7 @@ void HostExecutor::compute(int index) {
   u.phase = Phase::Computed;
 }
 
-void HostExecutor::readState(size_t param, size_t state,
-                             float *values) const {
+void HostExecutor::readState(size_t param, size_t state, float *values) const {
   auto [u, c] = callOf_.at(param);
   if (u < 0)
     return; // this rank holds none of it
@@ -538,8 +541,7 @@ void HostExecutor::readState(size_t param, size_t state,
               call.stateRows[state] * call.stateCols[state], values);
 }
 
-void HostExecutor::writeState(size_t param, size_t state,
-                              const float *values) {
+void HostExecutor::writeState(size_t param, size_t state, const float *values) {
   auto [u, c] = callOf_.at(param);
   if (u < 0)
     return;

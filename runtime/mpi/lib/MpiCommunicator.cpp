@@ -145,9 +145,9 @@ public:
     for (size_t r = 1; r < ints.size(); ++r)
       offsets[r] = offsets[r - 1] + ints[r - 1];
     MPI_Request request;
-    check(MPI_Iallgatherv(send, ints[rank_], mpiType(dtype), recv,
-                          ints.data(), offsets.data(), mpiType(dtype),
-                          MPI_COMM_WORLD, &request),
+    check(MPI_Iallgatherv(send, ints[rank_], mpiType(dtype), recv, ints.data(),
+                          offsets.data(), mpiType(dtype), MPI_COMM_WORLD,
+                          &request),
           "MPI_Iallgatherv");
     return std::make_unique<MpiRequest>(request, nullptr, 0, dtype, size_);
   }

@@ -90,8 +90,7 @@ public:
   /// Copies this rank's part of state `state` of parameter `param` (the
   /// stateRows x stateCols it was prepared with) to or from host memory.
   virtual void readState(size_t param, size_t state, float *values) const = 0;
-  virtual void writeState(size_t param, size_t state,
-                          const float *values) = 0;
+  virtual void writeState(size_t param, size_t state, const float *values) = 0;
 
   /// Bytes of optimizer state held.
   virtual int64_t stateBytes() const = 0;

@@ -43,11 +43,10 @@ public:
   /// as it is then (the optimizer never zeroes it). The group is the first
   /// whose patterns and condition match the name and shape, chosen at
   /// finalize().
-  void addParameter(const std::string &name, TensorView param,
-                    TensorView grad);
+  void addParameter(const std::string &name, TensorView param, TensorView grad);
   /// Registers a parameter into the named group, whatever its name.
-  void addParameter(const std::string &name, TensorView param,
-                    TensorView grad, const std::string &group);
+  void addParameter(const std::string &name, TensorView param, TensorView grad,
+                    const std::string &group);
 
   /// Adds a group running the rule named `rule` with its defaults, which
   /// matches no name: parameters join it by the explicit addParameter. Used

@@ -1,4 +1,4 @@
-//===- OptimizerSpec.h - An optimizer as generated code describes it -*- C++ -*-===//
+//===- OptimizerSpec.h - An optimizer as tables -----------------*- C++ -*-===//
 //
 // Generated code describes its optimizer as tables: rules (their
 // hyperparameters, states and step functions), groups (patterns, shape
@@ -27,14 +27,14 @@ class Executor;
 struct RuleCall {
   float *param;
   const float *grad;
-  float *const *states;         ///< per state, its storage
-  const int64_t *stateRows;     ///< per state
-  const int64_t *stateCols;     ///< per state
+  float *const *states;     ///< per state, its storage
+  const int64_t *stateRows; ///< per state
+  const int64_t *stateCols; ///< per state
   int64_t rows, cols;
-  const int64_t *shape;         ///< the parameter's own shape
+  const int64_t *shape; ///< the parameter's own shape
   int rank;
-  const double *hypers;         ///< the group's values, tuples flattened
-  int64_t step;                 ///< 1 at the first step
+  const double *hypers; ///< the group's values, tuples flattened
+  int64_t step;         ///< 1 at the first step
   /// RuleSpec::workspaceElements(shape, rank) floats of scratch for this
   /// call alone, allocated once at finalize() (null when the rule needs
   /// none). Its contents are undefined at every call.
@@ -43,8 +43,8 @@ struct RuleCall {
 
 struct HyperSpec {
   const char *name;
-  int size;        ///< 1, or the number of values of a tuple
-  bool isInt;      ///< an int (or a tuple of ints) rather than floats
+  int size;   ///< 1, or the number of values of a tuple
+  bool isInt; ///< an int (or a tuple of ints) rather than floats
   bool hasDefault;
   std::vector<double> defaults;
 };

@@ -1,11 +1,11 @@
 //===- Tensor.h - Dtypes, tensor views and owning tensors -------*- C++ -*-===//
 //
 // The runtime's vocabulary for tensor data: the dtypes optgen computes in
-// (named as safetensors spells them), the device memory lives on, a
-// non-owning TensorView that generated steps and file readers hand around,
-// and an owning Tensor (host memory) for tests, tools and reports. Element access goes through memcpy, so a view into a file
-// buffer may be unaligned, and bf16/f16 convert through Float16.h, the one
-// rounding implementation.
+// (named as safetensors spells them), the device memory lives on, a non-owning
+// TensorView that generated steps and file readers hand around, and an owning
+// Tensor (host memory) for tests, tools and reports. Element access goes
+// through memcpy, so a view into a file buffer may be unaligned, and bf16/f16
+// convert through Float16.h, the one rounding implementation.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,15 +1,15 @@
 //===- HostExecutor.h - Steps on the host -----------------------*- C++ -*-===//
 //
-// The executor of CPU code: the optimizer state, packed collective buffers,
-// f32 staging of bf16 data and the rules' workspace live in host memory,
-// allocated once at finalize(), never inside a step; collectives go through any host communicator (single rank,
-// MPI). The matrices of a bucket (a unit whose members run one rule that is
-// not elementwise) are stepped as a batch, in parallel across its members
-// on OpenMP's threads, each call with its own workspace and, with the
-// OpenMP build of OpenBLAS, each product on its call's thread; the results
-// are those of stepping them one at a time. Other units' members are
-// stepped one after another, each call's loops and products using every
-// thread.
+// The executor of CPU code: the optimizer state, packed collective buffers, f32
+// staging of bf16 data and the rules' workspace live in host memory, allocated
+// once at finalize(), never inside a step; collectives go through any host
+// communicator (single rank, MPI). The matrices of a bucket (a unit whose
+// members run one rule that is not elementwise) are stepped as a batch, in
+// parallel across its members on OpenMP's threads, each call with its own
+// workspace and, with the OpenMP build of OpenBLAS, each product on its call's
+// thread; the results are those of stepping them one at a time. Other units'
+// members are stepped one after another, each call's loops and products using
+// every thread.
 //
 //===----------------------------------------------------------------------===//
 
