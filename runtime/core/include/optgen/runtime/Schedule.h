@@ -132,7 +132,7 @@ StepSchedule buildStepSchedule(std::vector<ScheduleParam> params,
 /// written by generated code is checked before it runs.
 void deriveRanges(StepSchedule &schedule);
 
-/// Bytes a rank gives to and gets from one collective of `unit` (All-Reduce,
+/// Bytes a rank gives to and gets from one collective of `unit` (AllReduce,
 /// ReduceScatter or AllGather), as `optgen explain` counts them.
 struct Traffic {
   int64_t sent = 0, received = 0;
