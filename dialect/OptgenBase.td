@@ -199,9 +199,10 @@ def Optgen_DistributeStrategy : I32EnumAttr<"DistributeStrategy",
 def Optgen_UnitSmall : I32EnumAttrCase<"small", 0>;
 def Optgen_UnitFlat  : I32EnumAttrCase<"flat", 1>;
 def Optgen_UnitOwned : I32EnumAttrCase<"owned", 2>;
+def Optgen_UnitLocal : I32EnumAttrCase<"local", 3>;
 def Optgen_UnitKind : I32EnumAttr<"UnitKind",
     "how a unit of a distributed step is shared out over ranks",
-    [Optgen_UnitSmall, Optgen_UnitFlat, Optgen_UnitOwned]> {
+    [Optgen_UnitSmall, Optgen_UnitFlat, Optgen_UnitOwned, Optgen_UnitLocal]> {
   let cppNamespace = "::optgen";
 }
 

@@ -63,5 +63,11 @@ LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
                              "#optgen.slot");
     return success();
   }
+  if (name == "optgen.specializes") {
+    if (!isa<RuleOp>(op) || !isa<FlatSymbolRefAttr>(attr.getValue()))
+      return op->emitOpError("'optgen.specializes' names the rule a rule "
+                             "copies");
+    return success();
+  }
   return op->emitOpError("unknown optgen attribute '") << name << "'";
 }

@@ -86,6 +86,11 @@ SmallVector<StateOp> optgen::getRuleStates(RuleOp rule) {
 }
 
 bool optgen::isElementwiseRule(RuleOp rule) {
+  // A copy specialised to one shape is elementwise when its rule is.
+  if (auto origin = rule->getAttrOfType<FlatSymbolRefAttr>("optgen.specializes"))
+    if (auto generic =
+            SymbolTable::lookupNearestSymbolFrom<RuleOp>(rule, origin))
+      return isElementwiseRule(generic);
   if (cast<SymbolicTensorType>(rule.getParam().getType()).isRanked())
     return false;
   return !rule
@@ -630,7 +635,10 @@ LogicalResult UnitOp::verify() {
            << getOffsets().size() << " offsets and " << getRules().size()
            << " rules for " << size << " parameters";
   int64_t worldSize = cast<ScheduleOp>((*this)->getParentOp()).getWorldSize();
-  if (getKind() == UnitKind::small) {
+  if (getKind() == UnitKind::local) {
+    if (!getCounts().empty())
+      return emitOpError("gives counts; a local unit shares nothing out");
+  } else if (getKind() == UnitKind::small) {
     if (getCounts().size() != 1)
       return emitOpError("gives ")
              << getCounts().size()
@@ -718,6 +726,8 @@ LogicalResult UnitOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
              << getPackedElements()
              << " elements, fewer than its parameters pack (" << packed << ")";
     break;
+  case UnitKind::local:
+    break;
   case UnitKind::owned:
     for (auto [rank, count] : llvm::enumerate(getCounts()))
       if (count != ownedElements[rank])
@@ -737,6 +747,9 @@ static LogicalResult verifyCollectiveUnit(Operation *op, Value unit,
   auto definition = unit.getDefiningOp<UnitOp>();
   if (!definition)
     return op->emitOpError("works on a value that no optgen.unit defines");
+  if (definition.getKind() == UnitKind::local)
+    return op->emitOpError("cannot work on a local unit, which has no "
+                           "collective");
   if ((definition.getKind() == UnitKind::small) != wantSmall)
     return op->emitOpError("cannot work on a ")
            << stringifyUnitKind(definition.getKind())
@@ -770,10 +783,12 @@ static LogicalResult verifyUnitProgram(UnitOp unit) {
              << user->getName() << " ops; a step runs each unit once";
     slot = user;
   }
-  if (!reduction)
-    return unit.emitOpError("is never reduced");
   if (!compute)
     return unit.emitOpError("is never computed");
+  if (unit.getKind() == UnitKind::local)
+    return success();
+  if (!reduction)
+    return unit.emitOpError("is never reduced");
   bool small = unit.getKind() == UnitKind::small;
   if (!small && !gather)
     return unit.emitOpError("is never all-gathered");

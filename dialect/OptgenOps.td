@@ -765,6 +765,9 @@ def Optgen_UnitOp : Optgen_Op<"unit", [HasParent<"ScheduleOp">, Pure,
     - `owned`: matrices updated whole by their `owners` (parallel to
       `params`), packed by owner, so that `counts[r]` is the size of the
       matrices rank r owns.
+    - `local`: a bucket stepped where it is, from the rank's own gradients:
+      no packing and no collective (`counts` is empty). A rank alone runs
+      its step as local units, one per bucket.
 
     Example:
     ```mlir

@@ -139,7 +139,9 @@ def SpecializeShapes : Pass<"optgen-specialize-shapes", "optgen::OptimizerOp"> {
   let description = [{
     For each `optgen.bucket`, makes (once per rule and shape) a copy of the
     group's rule whose parameter and gradient have the bucket's concrete
-    shape, named `RULE_D0xD1`, points the bucket at it, and infers the
+    shape, named `RULE_D0xD1` and marked `optgen.specializes = @RULE` (what
+    holds for the rule for any shape, such as being elementwise, holds for
+    the copy), points the bucket at it, and infers the
     copy's types (as `optgen-infer-shapes` does); canonicalization then
     folds its shape queries to constants and its compile-time `if`s to one
     branch.

@@ -55,8 +55,9 @@ FailureOr<StepExplanation> optgen::explainSchedule(ScheduleOp schedule) {
   for (UnitOp unit : schedule.getBlock().getOps<UnitOp>()) {
     ArrayRef<int64_t> counts = unit.getCounts();
     SmallVector<int64_t> start(step.worldSize, 0);
-    for (int64_t r = 1; r < step.worldSize && unit.getKind() != UnitKind::small;
-         ++r)
+    bool parted =
+        unit.getKind() == UnitKind::flat || unit.getKind() == UnitKind::owned;
+    for (int64_t r = 1; r < step.worldSize && parted; ++r)
       start[r] = start[r - 1] + counts[r - 1];
     for (auto [k, name, ruleRef, at] :
          llvm::enumerate(unit.getParams().getAsValueRange<StringAttr>(),
@@ -68,6 +69,7 @@ FailureOr<StepExplanation> optgen::explainSchedule(ScheduleOp schedule) {
         int64_t first = 0, last = numel;
         switch (unit.getKind()) {
         case UnitKind::small:
+        case UnitKind::local:
           break;
         case UnitKind::owned:
           if ((*unit.getOwners())[k] != static_cast<int32_t>(r))

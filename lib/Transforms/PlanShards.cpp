@@ -62,8 +62,18 @@ struct PlanShardsPass : optgen::impl::PlanShardsBase<PlanShardsPass> {
         loc, builder.getI64IntegerAttr(worldSize));
     builder.setInsertionPointToStart(&schedule.getBody().emplaceBlock());
     auto unitType = UnitType::get(&getContext());
+    // A rank alone shares nothing out: it steps each bucket where it is, as
+    // the runtime does (no packing, no collective).
+    std::vector<runtime::ShardUnit> planned = shards->units;
+    bool alone = worldSize == 1;
+    if (alone) {
+      planned.clear();
+      for (const runtime::Bucket &bucket : plan.buckets)
+        planned.push_back({runtime::ShardUnit::Kind::Small, bucket.params, {},
+                           {}});
+    }
     SmallVector<UnitOp> units;
-    for (const runtime::ShardUnit &unit : shards->units) {
+    for (const runtime::ShardUnit &unit : planned) {
       SmallVector<StringRef> names;
       SmallVector<int64_t> offsets;
       SmallVector<Attribute> rules;
@@ -86,7 +96,8 @@ struct PlanShardsPass : optgen::impl::PlanShardsBase<PlanShardsPass> {
       if (unit.kind == runtime::ShardUnit::Kind::Owned)
         owners = builder.getDenseI32ArrayAttr(unit.owner);
       units.push_back(builder.create<UnitOp>(
-          loc, unitType, unitKind(unit.kind), builder.getStrArrayAttr(names),
+          loc, unitType, alone ? UnitKind::local : unitKind(unit.kind),
+          builder.getStrArrayAttr(names),
           builder.getDenseI64ArrayAttr(offsets), builder.getArrayAttr(rules),
           owners, builder.getDenseI64ArrayAttr(unit.counts)));
     }
@@ -95,6 +106,10 @@ struct PlanShardsPass : optgen::impl::PlanShardsBase<PlanShardsPass> {
     TypeAttr payload = TypeAttr::get(builder.getF32Type());
     auto tokenType = TokenType::get(&getContext());
     for (UnitOp unit : units) {
+      if (unit.getKind() == UnitKind::local) {
+        builder.create<ComputeOp>(loc, unit);
+        continue;
+      }
       if (unit.getKind() == UnitKind::small) {
         Value reduced =
             builder.create<AllReduceOp>(loc, tokenType, unit, payload);

@@ -130,8 +130,13 @@ runtime::ShardPlan optgen::readShardPlan(ScheduleOp schedule) {
   plan.worldSize = static_cast<int>(schedule.getWorldSize());
   plan.ownedCost.assign(plan.worldSize, 0.0);
   for (UnitOp op : schedule.getBlock().getOps<UnitOp>()) {
+    // A rank alone shares nothing: its local units are no planner units.
+    if (op.getKind() == UnitKind::local)
+      continue;
     runtime::ShardUnit unit;
     switch (op.getKind()) {
+    case UnitKind::local:
+      break;
     case UnitKind::small:
       unit.kind = runtime::ShardUnit::Kind::Small;
       break;

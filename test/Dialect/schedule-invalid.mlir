@@ -755,3 +755,37 @@ optgen.optimizer @o {
     optgen.compute %u
   }
 }
+
+// -----
+
+// A local unit has no collective.
+optgen.optimizer @o {
+  optgen.rule @sgd inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+    optgen.update %p : !optgen.tensor<*, f32>
+  }
+  optgen.param "s" [3]
+  optgen.schedule world_size 1 {
+    %u = optgen.unit local ["s"] offsets [0] rules [@sgd] counts []
+    // expected-error @+1 {{cannot work on a local unit, which has no collective}}
+    %0 = optgen.all_reduce %u payload f32
+    optgen.wait %0
+    optgen.compute %u
+  }
+}
+
+// -----
+
+// A local unit shares nothing out.
+optgen.optimizer @o {
+  optgen.rule @sgd inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+    optgen.update %p : !optgen.tensor<*, f32>
+  }
+  optgen.param "s" [3]
+  optgen.schedule world_size 1 {
+    // expected-error @+1 {{gives counts; a local unit shares nothing out}}
+    %u = optgen.unit local ["s"] offsets [0] rules [@sgd] counts [3]
+    optgen.compute %u
+  }
+}

@@ -82,6 +82,24 @@ TEST(Schedule, UnitsAreThePlannersDecisions) {
           planShardsFor(optimizer, worldSize, plan);
       ASSERT_TRUE(mlir::succeeded(planned));
       auto schedule = *optimizer.getBlock().getOps<ScheduleOp>().begin();
+      if (worldSize == 1) {
+        // A rank alone steps each bucket where it is.
+        auto units = llvm::to_vector(schedule.getBlock().getOps<UnitOp>());
+        ASSERT_EQ(units.size(), plan.buckets.size());
+        auto params = llvm::to_vector(optimizer.getBlock().getOps<ParamOp>());
+        for (auto [unit, bucket] : llvm::zip(units, plan.buckets)) {
+          EXPECT_EQ(unit.getKind(), UnitKind::local);
+          EXPECT_TRUE(unit.getCounts().empty());
+          std::vector<std::string> want, got;
+          for (size_t p : bucket.params)
+            want.push_back(params[p].getName().str());
+          for (llvm::StringRef name :
+               unit.getParams().getAsValueRange<mlir::StringAttr>())
+            got.push_back(name.str());
+          EXPECT_EQ(got, want);
+        }
+        continue;
+      }
       runtime::ShardPlan read = readShardPlan(schedule);
       EXPECT_EQ(read.worldSize, planned->worldSize);
       EXPECT_EQ(read.ownedCost, planned->ownedCost);

@@ -3,6 +3,7 @@
 #include "optgen/runtime/MpiCommunicator.h"
 
 #include "optgen/runtime/Error.h"
+#include "optgen/runtime/Float16.h"
 
 #include <mpi.h>
 
@@ -30,12 +31,27 @@ int asInt(int64_t count, const char *what) {
   return static_cast<int>(count);
 }
 
-/// A collective whose result is a sum: wait() divides by the world size
-/// to make it the mean (MPI has no averaging reduction).
+/// MPI has no bf16: bf16 travels as 16-bit integers, summed by this
+/// operation in f32, each partial sum rounded once to bf16 (Float16.h).
+void sumBF16(void *in, void *inout, int *length, MPI_Datatype *) {
+  const uint16_t *a = static_cast<const uint16_t *>(in);
+  uint16_t *b = static_cast<uint16_t *>(inout);
+  for (int i = 0; i < *length; ++i)
+    b[i] = toBF16Bits(fromBF16Bits(a[i]) + fromBF16Bits(b[i]));
+}
+
+MPI_Datatype mpiType(DType dtype) {
+  return dtype == DType::BF16 ? MPI_UINT16_T : MPI_FLOAT;
+}
+
+/// A collective in flight; for a reduction, wait() divides its sum by the
+/// world size once to make it the mean (MPI has no averaging reduction).
 class MpiRequest : public Request {
 public:
-  MpiRequest(MPI_Request request, float *scaled, int64_t count, int worldSize)
-      : request(request), scaled(scaled), count(count), worldSize(worldSize) {}
+  MpiRequest(MPI_Request request, void *sum, int64_t count, DType dtype,
+             int worldSize)
+      : request(request), sum(sum), count(count), dtype(dtype),
+        worldSize(worldSize) {}
   ~MpiRequest() override {
     // A collective must complete before its buffers go away.
     if (request != MPI_REQUEST_NULL)
@@ -45,17 +61,25 @@ public:
     if (request == MPI_REQUEST_NULL)
       return;
     check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
-    if (scaled) {
-      float inverse = 1.0f / static_cast<float>(worldSize);
+    if (!sum)
+      return;
+    float size = static_cast<float>(worldSize);
+    if (dtype == DType::BF16) {
+      uint16_t *bits = static_cast<uint16_t *>(sum);
       for (int64_t i = 0; i < count; ++i)
-        scaled[i] *= inverse;
+        bits[i] = toBF16Bits(fromBF16Bits(bits[i]) / size);
+    } else {
+      float *values = static_cast<float *>(sum);
+      for (int64_t i = 0; i < count; ++i)
+        values[i] /= size;
     }
   }
 
 private:
   MPI_Request request;
-  float *scaled;
+  void *sum;
   int64_t count;
+  DType dtype;
   int worldSize;
 };
 
@@ -77,43 +101,62 @@ public:
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    check(MPI_Op_create(&sumBF16, /*commute=*/1, &sumBF16_), "MPI_Op_create");
+  }
+  ~MpiCommunicator() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized)
+      MPI_Op_free(&sumBF16_);
   }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  RequestPtr allReduceMean(float *data, int64_t count) override {
+  RequestPtr allReduceMean(void *data, int64_t count, DType dtype) override {
+    checkCollectiveDType(dtype, "all-reduce");
     MPI_Request request;
     check(MPI_Iallreduce(MPI_IN_PLACE, data, asInt(count, "all-reduce"),
-                         MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request),
+                         mpiType(dtype), sumOf(dtype), MPI_COMM_WORLD,
+                         &request),
           "MPI_Iallreduce");
-    return std::make_unique<MpiRequest>(request, data, count, size_);
+    return std::make_unique<MpiRequest>(request, data, count, dtype, size_);
   }
 
-  RequestPtr reduceScatterMean(const float *send, float *recv,
-                               const std::vector<int64_t> &counts) override {
+  RequestPtr reduceScatterMean(const void *send, void *recv,
+                               const std::vector<int64_t> &counts,
+                               DType dtype) override {
+    checkCollectiveDType(dtype, "reduce-scatter");
     std::vector<int> ints = toInts(counts, "reduce-scatter");
     MPI_Request request;
-    check(MPI_Ireduce_scatter(send, recv, ints.data(), MPI_FLOAT, MPI_SUM,
-                              MPI_COMM_WORLD, &request),
+    check(MPI_Ireduce_scatter(send, recv, ints.data(), mpiType(dtype),
+                              sumOf(dtype), MPI_COMM_WORLD, &request),
           "MPI_Ireduce_scatter");
-    return std::make_unique<MpiRequest>(request, recv, counts[rank_], size_);
+    return std::make_unique<MpiRequest>(request, recv, counts[rank_], dtype,
+                                        size_);
   }
 
-  RequestPtr allGather(const float *send, float *recv,
-                       const std::vector<int64_t> &counts) override {
+  RequestPtr allGather(const void *send, void *recv,
+                       const std::vector<int64_t> &counts,
+                       DType dtype) override {
+    checkCollectiveDType(dtype, "all-gather");
     std::vector<int> ints = toInts(counts, "all-gather");
     std::vector<int> offsets(ints.size(), 0);
     for (size_t r = 1; r < ints.size(); ++r)
       offsets[r] = offsets[r - 1] + ints[r - 1];
     MPI_Request request;
-    check(MPI_Iallgatherv(send, ints[rank_], MPI_FLOAT, recv, ints.data(),
-                          offsets.data(), MPI_FLOAT, MPI_COMM_WORLD, &request),
+    check(MPI_Iallgatherv(send, ints[rank_], mpiType(dtype), recv, ints.data(),
+                          offsets.data(), mpiType(dtype), MPI_COMM_WORLD,
+                          &request),
           "MPI_Iallgatherv");
-    return std::make_unique<MpiRequest>(request, nullptr, 0, size_);
+    return std::make_unique<MpiRequest>(request, nullptr, 0, dtype, size_);
   }
 
 private:
+  MPI_Op sumOf(DType dtype) const {
+    return dtype == DType::BF16 ? sumBF16_ : MPI_SUM;
+  }
+
   std::vector<int> toInts(const std::vector<int64_t> &counts,
                           const char *what) const {
     if (static_cast<int>(counts.size()) != size_)
@@ -131,6 +174,7 @@ private:
   }
 
   int rank_ = 0, size_ = 1;
+  MPI_Op sumBF16_ = MPI_OP_NULL;
 };
 
 } // namespace

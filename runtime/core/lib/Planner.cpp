@@ -50,6 +50,26 @@ static bool claims(const GroupDesc &group, const ParamDesc &param) {
   return named && (!group.where || group.where(param.shape));
 }
 
+std::vector<Bucket>
+bucketParams(const std::vector<size_t> &groupOf,
+             const std::vector<std::vector<int64_t>> &shapes,
+             size_t groupCount) {
+  std::vector<Bucket> buckets;
+  for (size_t group = 0; group < groupCount; ++group) {
+    std::map<std::vector<int64_t>, size_t> bucketOfShape;
+    for (size_t param = 0; param < groupOf.size(); ++param) {
+      if (groupOf[param] != group)
+        continue;
+      auto [found, isNew] =
+          bucketOfShape.emplace(shapes[param], buckets.size());
+      if (isNew)
+        buckets.push_back(Bucket{group, shapes[param], {}});
+      buckets[found->second].params.push_back(param);
+    }
+  }
+  return buckets;
+}
+
 Plan planStep(const std::vector<ParamDesc> &params,
               const std::vector<GroupDesc> &groups) {
   checkInputs(params, groups);
@@ -61,8 +81,8 @@ Plan planStep(const std::vector<ParamDesc> &params,
                                      : candidate.name == param.group;
         });
     if (group == groups.end() && !param.group.empty())
-      throw Error("parameter '" + param.name + "' names group '" +
-                  param.group + "', which does not exist");
+      throw Error("parameter '" + param.name + "' names group '" + param.group +
+                  "', which does not exist");
     if (group == groups.end())
       throw Error("parameter '" + param.name + "' (shape " +
                   formatShape(param.shape) + ") matches no group");
@@ -75,18 +95,10 @@ Plan planStep(const std::vector<ParamDesc> &params,
     plan.groupOf.push_back(static_cast<size_t>(group - groups.begin()));
   }
 
-  for (size_t group = 0; group < groups.size(); ++group) {
-    std::map<std::vector<int64_t>, size_t> bucketOfShape;
-    for (size_t param = 0; param < params.size(); ++param) {
-      if (plan.groupOf[param] != group)
-        continue;
-      const std::vector<int64_t> &shape = params[param].shape;
-      auto [found, isNew] = bucketOfShape.emplace(shape, plan.buckets.size());
-      if (isNew)
-        plan.buckets.push_back(Bucket{group, shape, {}});
-      plan.buckets[found->second].params.push_back(param);
-    }
-  }
+  std::vector<std::vector<int64_t>> shapes;
+  for (const ParamDesc &param : params)
+    shapes.push_back(param.shape);
+  plan.buckets = bucketParams(plan.groupOf, shapes, groups.size());
   return plan;
 }
 

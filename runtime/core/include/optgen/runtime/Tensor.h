@@ -1,11 +1,11 @@
 //===- Tensor.h - Dtypes, tensor views and owning tensors -------*- C++ -*-===//
 //
 // The runtime's vocabulary for tensor data: the dtypes optgen computes in
-// (named as safetensors spells them), a non-owning TensorView that generated
-// steps and file readers hand around, and an owning Tensor for tests, tools
-// and reports. Element access goes through memcpy, so a view into a file
-// buffer may be unaligned, and bf16/f16 convert through Float16.h, the one
-// rounding implementation.
+// (named as safetensors spells them), the device memory lives on, a non-owning
+// TensorView that generated steps and file readers hand around, and an owning
+// Tensor (host memory) for tests, tools and reports. Element access goes
+// through memcpy, so a view into a file buffer may be unaligned, and bf16/f16
+// convert through Float16.h, the one rounding implementation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,11 +45,20 @@ std::optional<int64_t> checkedNumel(const std::vector<int64_t> &shape);
 std::optional<int64_t> checkedByteSize(DType dtype,
                                        const std::vector<int64_t> &shape);
 
+/// Where a tensor's memory lives: the host's, or a CUDA device's (which only
+/// an executor for that device may touch).
+enum class Device { Host, Cuda };
+
+/// "host", "cuda".
+std::string_view deviceName(Device device);
+
 /// A tensor somebody else owns: dense, row-major. `data` may be unaligned.
+/// The element accessors below read and write host memory only.
 struct TensorView {
   void *data = nullptr;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  Device device = Device::Host;
 
   /// The number of elements; throws Error for an invalid shape.
   int64_t numel() const;
@@ -89,6 +98,14 @@ void writeDouble(const TensorView &view, int64_t index, double value);
 /// Every element, widened as readFloat / readDouble do.
 std::vector<float> toFloatVector(const TensorView &view);
 std::vector<double> toDoubleVector(const TensorView &view);
+
+/// Converts `count` elements of host memory from `from` to `to` (each F32,
+/// BF16 or F16), in bulk: widening is exact, narrowing rounds as Float16.h
+/// does; the same dtype is a copy. Both are aligned to their dtypes and do
+/// not overlap unless they are the same memory of the same dtype. Throws
+/// Error for another dtype.
+void convertElements(const void *src, DType from, void *dst, DType to,
+                     int64_t count);
 
 } // namespace optgen::runtime
 

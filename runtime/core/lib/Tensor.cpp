@@ -39,6 +39,17 @@ std::string_view dtypeName(DType dtype) {
   throw Error("invalid DType value " + std::to_string(static_cast<int>(dtype)));
 }
 
+std::string_view deviceName(Device device) {
+  switch (device) {
+  case Device::Host:
+    return "host";
+  case Device::Cuda:
+    return "cuda";
+  }
+  throw Error("invalid Device value " +
+              std::to_string(static_cast<int>(device)));
+}
+
 std::optional<DType> parseDType(std::string_view name) {
   for (DType dtype :
        {DType::F32, DType::BF16, DType::F16, DType::F64, DType::I64})
@@ -106,7 +117,15 @@ Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
   return tensor;
 }
 
+/// Throws unless `view`'s memory is the host's, which `what` reads.
+static void checkHost(const TensorView &view, const char *what) {
+  if (view.device != Device::Host)
+    throw Error(std::string(what) + " reads host memory; this tensor is on " +
+                std::string(deviceName(view.device)));
+}
+
 Tensor Tensor::copyOf(const TensorView &view) {
+  checkHost(view, "Tensor::copyOf");
   Tensor tensor;
   tensor.dtype = view.dtype;
   tensor.shape = view.shape;
@@ -121,6 +140,7 @@ TensorView Tensor::view() { return TensorView{bytes.data(), dtype, shape}; }
 
 /// The address of element `index`, after checking that it exists.
 static unsigned char *elementAddress(const TensorView &view, int64_t index) {
+  checkHost(view, "element access");
   int64_t numel = view.numel();
   if (index < 0 || index >= numel)
     throw Error("element index " + std::to_string(index) +
@@ -211,6 +231,52 @@ std::vector<double> toDoubleVector(const TensorView &view) {
   for (size_t i = 0; i < values.size(); ++i)
     values[i] = readDouble(view, static_cast<int64_t>(i));
   return values;
+}
+
+void convertElements(const void *src, DType from, void *dst, DType to,
+                     int64_t count) {
+  auto isFloat = [](DType dtype) {
+    return dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16;
+  };
+  if (!isFloat(from) || !isFloat(to))
+    throw Error("cannot convert " + std::string(dtypeName(from)) + " to " +
+                std::string(dtypeName(to)) +
+                ": conversions are between F32, BF16 and F16");
+  if (count <= 0)
+    return;
+  size_t n = static_cast<size_t>(count);
+  if (from == to) {
+    if (src != dst)
+      std::memcpy(dst, src, n * dtypeSize(from));
+    return;
+  }
+  if (from == DType::F32) {
+    const float *in = static_cast<const float *>(src);
+    uint16_t *out = static_cast<uint16_t *>(dst);
+    if (to == DType::BF16)
+      for (size_t i = 0; i < n; ++i)
+        out[i] = toBF16Bits(in[i]);
+    else
+      for (size_t i = 0; i < n; ++i)
+        out[i] = toF16Bits(in[i]);
+    return;
+  }
+  const uint16_t *in = static_cast<const uint16_t *>(src);
+  if (to == DType::F32) {
+    float *out = static_cast<float *>(dst);
+    if (from == DType::BF16)
+      for (size_t i = 0; i < n; ++i)
+        out[i] = fromBF16Bits(in[i]);
+    else
+      for (size_t i = 0; i < n; ++i)
+        out[i] = fromF16Bits(in[i]);
+    return;
+  }
+  // Between BF16 and F16: through float, which holds both exactly.
+  uint16_t *out = static_cast<uint16_t *>(dst);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = to == DType::BF16 ? toBF16Bits(fromF16Bits(in[i]))
+                               : toF16Bits(fromBF16Bits(in[i]));
 }
 
 } // namespace optgen::runtime

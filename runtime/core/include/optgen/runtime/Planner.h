@@ -58,6 +58,14 @@ struct Plan {
 Plan planStep(const std::vector<ParamDesc> &params,
               const std::vector<GroupDesc> &groups);
 
+/// The buckets of parameters whose groups are known: within each group (in
+/// group order), one bucket per shape, in the order of its first parameter.
+/// planStep's buckets; also how a plan fixed at compile time is rebuilt.
+std::vector<Bucket>
+bucketParams(const std::vector<size_t> &groupOf,
+             const std::vector<std::vector<int64_t>> &shapes,
+             size_t groupCount);
+
 /// A table of `plan`, one line per bucket (group, rule, shape, count and
 /// parameter names), and the groups that claimed nothing; for debugging and
 /// `optgen explain`.

@@ -1,17 +1,18 @@
-//===- CaseRunner.h - Replaying a case file ---------------------*- C++ -*-===//
+//===- CaseReplay.h - Replaying a case file ---------------------*- C++ -*-===//
 //
 // A case (the golden files' format, test/golden/README.md) holds initial
 // parameters, the gradient of every step, optionally the expected result and
 // the parameter groups with their hyperparameters. runCase() replays it on
 // a Stepper: the compiled optimizer of a generated runner, or optgen's
-// reference interpreter; both go through this one implementation.
+// reference interpreter; both go through this one implementation. (The
+// runner component's CaseRunner.h adds the main() of generated runners.)
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef OPTGEN_RUNTIME_CASERUNNER_H
-#define OPTGEN_RUNTIME_CASERUNNER_H
+#ifndef OPTGEN_RUNTIME_CASEREPLAY_H
+#define OPTGEN_RUNTIME_CASEREPLAY_H
 
-#include "optgen/runtime/Optimizer.h"
+#include "optgen/runtime/OptimizerFront.h"
 #include "optgen/runtime/Tensor.h"
 
 #include <functional>
@@ -48,10 +49,10 @@ public:
   virtual void loadState(const std::string &path);
 };
 
-/// Steps a generated optimizer.
+/// Steps a generated optimizer, on whatever executor it has.
 class OptimizerStepper : public Stepper {
 public:
-  explicit OptimizerStepper(std::unique_ptr<Optimizer> optimizer)
+  explicit OptimizerStepper(std::unique_ptr<OptimizerFront> optimizer)
       : optimizer(std::move(optimizer)) {}
   void addGroup(const std::string &name, const std::string &rule) override;
   void setHyper(const std::string &group, const std::string &name,
@@ -75,7 +76,7 @@ public:
   }
 
 private:
-  std::unique_ptr<Optimizer> optimizer;
+  std::unique_ptr<OptimizerFront> optimizer;
 };
 
 struct CaseOptions {
@@ -99,12 +100,6 @@ struct CaseOptions {
 int runCase(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
             const CaseOptions &options);
 
-/// The main() of a generated runner: parses --case, --out, --repeat,
-/// --report and --split-grads, and replays on a new optimizer per replay
-/// (under mpirun, a `distribute zero2` optimizer steps with all the ranks).
-int runnerMain(int argc, char **argv,
-               const std::function<std::unique_ptr<Optimizer>()> &make);
-
 } // namespace optgen::runtime
 
-#endif // OPTGEN_RUNTIME_CASERUNNER_H
+#endif // OPTGEN_RUNTIME_CASEREPLAY_H
