@@ -1,12 +1,14 @@
-# optgen_generate(TARGET SPEC [DEFINES NAME=VALUE...] [SHAPES FILE] [RUNNER])
+# optgen_generate(TARGET SPEC [DEFINES NAME=VALUE...] [SHAPES FILE]
+#                 [WORLD_SIZE N] [RUNNER])
 #
 # Compiles SPEC with optgen (at build time) into a static library TARGET,
 # linking optgen's runtime; with SHAPES, for the parameters that file's
-# header describes (the plan fixed in the code); with RUNNER also the
+# header describes (the plan fixed in the code); with WORLD_SIZE too, the
+# distributed step on N ranks compiled as well; with RUNNER also the
 # executable TARGET_runner that replays case files. The optimizer's class is
 # optgen_generated::<the spec's optimizer name>, declared in <name>.h.
 function(optgen_generate target spec)
-  cmake_parse_arguments(ARG "RUNNER" "SHAPES" "DEFINES" ${ARGN})
+  cmake_parse_arguments(ARG "RUNNER" "SHAPES;WORLD_SIZE" "DEFINES" ${ARGN})
   get_filename_component(spec "${spec}" ABSOLUTE)
   # The optimizer's name decides the file names: read it from the spec.
   file(STRINGS "${spec}" header REGEX "^[ \t]*optimizer[ \t]+[A-Za-z_][A-Za-z0-9_]*")
@@ -20,6 +22,9 @@ function(optgen_generate target spec)
   set(shapes)
   if(ARG_SHAPES)
     set(shapes --shapes "${ARG_SHAPES}")
+  endif()
+  if(ARG_WORLD_SIZE)
+    list(APPEND shapes --world-size ${ARG_WORLD_SIZE})
   endif()
   add_custom_command(
     OUTPUT "${dir}/${name}.h" "${dir}/${name}.cpp" "${dir}/${name}_runner.cpp"

@@ -28,6 +28,8 @@ def Optgen_Dialect : Dialect {
     its `where` region) to a rule, with hyperparameter values.
   }];
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
   let hasConstantMaterializer = 1;
   let extraClassDeclaration = [{
     void registerTypes();
@@ -100,9 +102,17 @@ def Optgen_TokenType : Optgen_Type<"Token", "token"> {
 
     Example:
     ```mlir
-    %reduced = optgen.reduce_scatter ["lm_head.weight"] counts [256, 256] : !optgen.token
+    %reduced = optgen.reduce_scatter %flat payload f32
     optgen.wait %reduced
     ```
+  }];
+}
+
+def Optgen_UnitType : Optgen_Type<"Unit", "unit"> {
+  let summary = "a unit of a distributed step";
+  let description = [{
+    The result of `optgen.unit`: parameters packed into one buffer, which
+    the collectives and `optgen.compute` of a schedule work on.
   }];
 }
 
@@ -131,11 +141,68 @@ def Optgen_CmpPredicate : I32EnumAttr<"CmpPredicate", "comparison",
   let cppNamespace = "::optgen";
 }
 
+def Optgen_BufferParam     : I32EnumAttrCase<"param", 0>;
+def Optgen_BufferGrad      : I32EnumAttrCase<"grad", 1>;
+def Optgen_BufferState     : I32EnumAttrCase<"state", 2>;
+def Optgen_BufferWorkspace : I32EnumAttrCase<"workspace", 3>;
+def Optgen_BufferKind : I32EnumAttr<"BufferKind",
+    "the memory a tensor value of an executable rule lives in",
+    [Optgen_BufferParam, Optgen_BufferGrad, Optgen_BufferState,
+     Optgen_BufferWorkspace]> {
+  let cppNamespace = "::optgen";
+}
+
+def Optgen_BufferAttr : AttrDef<Optgen_Dialect, "Buffer"> {
+  let mnemonic = "buffer";
+  let summary = "where a tensor value of an executable rule lives";
+  let description = [{
+    Set by `optgen-assign-buffers` on every op that makes a tensor (one per
+    result): the parameter's memory (`param`), the gradient's (`grad`, read
+    only), state `index` of the rule (`state`), or workspace slot `index`
+    (`workspace`, whose shape the rule's `workspace` attribute gives). Two
+    values with the same buffer share memory: a kernel that writes its
+    result into an input's buffer works in place.
+
+    Example: `#optgen.buffer<workspace, 2>`, `#optgen.buffer<state, 0>`.
+  }];
+  let parameters = (ins EnumParameter<Optgen_BufferKind>:$kind,
+                        "int64_t":$index);
+  let assemblyFormat = "`<` $kind `,` $index `>`";
+}
+
+def Optgen_SlotAttr : AttrDef<Optgen_Dialect, "Slot"> {
+  let mnemonic = "slot";
+  let summary = "a workspace slot of an executable rule";
+  let description = [{
+    An entry of a rule's `optgen.workspace` (set by `optgen-assign-buffers`):
+    the extent of the values the slot holds, with the rule's symbols, and
+    the type each element is stored as: `f32` for tensors (bf16 and f16
+    values held rounded), or an accumulator's type. The runtime sizes the
+    workspace from these for each parameter's shape.
+
+    Example: `#optgen.slot<[m, 1], f64>`, `#optgen.slot<*, f32>`.
+  }];
+  let parameters = (ins "::optgen::SymbolicTensorType":$shape,
+                        "::mlir::Type":$storage);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
 def Optgen_DistributeNone  : I32EnumAttrCase<"none", 0>;
 def Optgen_DistributeZero2 : I32EnumAttrCase<"zero2", 1>;
 def Optgen_DistributeStrategy : I32EnumAttr<"DistributeStrategy",
     "how a step is distributed over ranks",
     [Optgen_DistributeNone, Optgen_DistributeZero2]> {
+  let cppNamespace = "::optgen";
+}
+
+def Optgen_UnitSmall : I32EnumAttrCase<"small", 0>;
+def Optgen_UnitFlat  : I32EnumAttrCase<"flat", 1>;
+def Optgen_UnitOwned : I32EnumAttrCase<"owned", 2>;
+def Optgen_UnitLocal : I32EnumAttrCase<"local", 3>;
+def Optgen_UnitKind : I32EnumAttr<"UnitKind",
+    "how a unit of a distributed step is shared out over ranks",
+    [Optgen_UnitSmall, Optgen_UnitFlat, Optgen_UnitOwned, Optgen_UnitLocal]> {
   let cppNamespace = "::optgen";
 }
 

@@ -10,9 +10,15 @@ using namespace optgen;
 
 #include "dialect/OptgenDialect.cpp.inc"
 #include "dialect/OptgenEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "dialect/OptgenAttrs.cpp.inc"
 
 void OptgenDialect::initialize() {
   registerTypes();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialect/OptgenAttrs.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "dialect/OptgenOps.cpp.inc"
@@ -26,4 +32,42 @@ Operation *OptgenDialect::materializeConstant(OpBuilder &builder,
   if (!typed || typed.getType() != type)
     return nullptr;
   return builder.create<ConstantOp>(loc, typed);
+}
+
+/// The dialect's attributes on other ops: the memory plan of an executable
+/// rule (optgen-assign-buffers).
+LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == "optgen.buffers") {
+    auto buffers = dyn_cast<ArrayAttr>(attr.getValue());
+    // A reduction's buffer is its accumulator's; every other op has one per
+    // result (`unit` for a scalar).
+    size_t expected = isa<ReduceOp>(op) ? 1 : op->getNumResults();
+    if (!buffers || buffers.size() != expected)
+      return op->emitOpError("'optgen.buffers' needs one buffer per result");
+    for (auto [index, buffer] : llvm::enumerate(buffers)) {
+      bool scalar = !isa<ReduceOp>(op) &&
+                    !isa<SymbolicTensorType>(op->getResult(index).getType());
+      if (scalar ? !isa<UnitAttr>(buffer) : !isa<BufferAttr>(buffer))
+        return op->emitOpError("'optgen.buffers' entry ")
+               << index << " must be " << (scalar ? "unit" : "a #optgen.buffer");
+    }
+    return success();
+  }
+  if (name == "optgen.workspace") {
+    auto slots = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!isa<RuleOp>(op) || !slots ||
+        !llvm::all_of(slots, [](Attribute slot) { return isa<SlotAttr>(slot); }))
+      return op->emitOpError("'optgen.workspace' is a rule's list of "
+                             "#optgen.slot");
+    return success();
+  }
+  if (name == "optgen.specializes") {
+    if (!isa<RuleOp>(op) || !isa<FlatSymbolRefAttr>(attr.getValue()))
+      return op->emitOpError("'optgen.specializes' names the rule a rule "
+                             "copies");
+    return success();
+  }
+  return op->emitOpError("unknown optgen attribute '") << name << "'";
 }

@@ -26,6 +26,9 @@
 #define GET_TYPEDEF_CLASSES
 #include "dialect/OptgenTypes.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialect/OptgenAttrs.h.inc"
+
 namespace optgen {
 /// Marks ops whose result elements each depend only on the operands'
 /// elements at the same broadcast position (see OptgenBase.td).
@@ -51,6 +54,10 @@ llvm::SmallVector<StateOp> getRuleStates(RuleOp rule);
 /// query or matrix op, so that any part of a parameter can be stepped on
 /// its own (ZeRO-2 then splits its parameters by element).
 bool isElementwiseRule(RuleOp rule);
+
+/// The buffer optgen-assign-buffers gave tensor `value` (the parameter, the
+/// gradient and states have their own); null before that pass.
+BufferAttr getBuffer(mlir::Value value);
 } // namespace optgen
 
 #endif // OPTGEN_DIALECT_OPTGENDIALECT_H

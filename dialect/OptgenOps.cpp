@@ -86,11 +86,16 @@ SmallVector<StateOp> optgen::getRuleStates(RuleOp rule) {
 }
 
 bool optgen::isElementwiseRule(RuleOp rule) {
+  // A copy specialised to one shape is elementwise when its rule is.
+  if (auto origin = rule->getAttrOfType<FlatSymbolRefAttr>("optgen.specializes"))
+    if (auto generic =
+            SymbolTable::lookupNearestSymbolFrom<RuleOp>(rule, origin))
+      return isElementwiseRule(generic);
   if (cast<SymbolicTensorType>(rule.getParam().getType()).isRanked())
     return false;
   return !rule
               .walk([](Operation *op) {
-                return isa<ReduceOp, DimOp, NDimOp, NumelOp, MatmulOp,
+                return isa<ReduceOp, DimOp, NDimOp, NumelOp, MatmulOp, GemmOp,
                            TransposeOp>(op)
                            ? WalkResult::interrupt()
                            : WalkResult::advance();
@@ -610,21 +615,221 @@ LogicalResult ForTableOp::verifyRegions() {
 // The distributed step
 //===----------------------------------------------------------------------===//
 
+void UnitOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getUnit(), stringifyUnitKind(getKind()));
+}
+
+int64_t UnitOp::getPackedElements() {
+  int64_t total = 0;
+  for (int64_t count : getCounts())
+    total += count;
+  return total;
+}
+
+LogicalResult UnitOp::verify() {
+  size_t size = getParams().size();
+  if (size == 0)
+    return emitOpError("packs no parameter");
+  if (getOffsets().size() != size || getRules().size() != size)
+    return emitOpError("gives ")
+           << getOffsets().size() << " offsets and " << getRules().size()
+           << " rules for " << size << " parameters";
+  int64_t worldSize = cast<ScheduleOp>((*this)->getParentOp()).getWorldSize();
+  if (getKind() == UnitKind::local) {
+    if (!getCounts().empty())
+      return emitOpError("gives counts; a local unit shares nothing out");
+  } else if (getKind() == UnitKind::small) {
+    if (getCounts().size() != 1)
+      return emitOpError("gives ")
+             << getCounts().size()
+             << " counts; a small unit has one, its packed total";
+  } else if (static_cast<int64_t>(getCounts().size()) != worldSize) {
+    return emitOpError("gives ")
+           << getCounts().size() << " counts for " << worldSize << " ranks";
+  }
+  for (int64_t count : getCounts())
+    if (count < 0)
+      return emitOpError("gives a negative count");
+  bool owned = getKind() == UnitKind::owned;
+  if (owned != getOwners().has_value())
+    return emitOpError(owned ? "of owned matrices needs their owners"
+                             : "has owners, which only an owned unit has");
+  if (!owned)
+    return success();
+  ArrayRef<int32_t> owners = *getOwners();
+  if (owners.size() != size)
+    return emitOpError("gives ")
+           << owners.size() << " owners for " << size << " parameters";
+  for (auto [i, owner] : llvm::enumerate(owners)) {
+    if (owner < 0 || owner >= worldSize)
+      return emitOpError("gives '")
+             << cast<StringAttr>(getParams()[i]).getValue() << "' to rank "
+             << owner << " of " << worldSize;
+    if (i > 0 && owner < owners[i - 1])
+      return emitOpError("packs '")
+             << cast<StringAttr>(getParams()[i]).getValue() << "' (rank "
+             << owner << "'s) after a matrix of rank " << owners[i - 1]
+             << ": an owned unit is packed by owner";
+  }
+  return success();
+}
+
+LogicalResult UnitOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto optimizer = (*this)->getParentOfType<OptimizerOp>();
+  llvm::StringMap<ParamOp> params;
+  for (ParamOp param : optimizer.getBlock().getOps<ParamOp>())
+    params[param.getName()] = param;
+  bool owned = getKind() == UnitKind::owned;
+  SmallVector<int64_t> ownedElements(owned ? getCounts().size() : 0, 0);
+  int64_t packed = 0;
+  for (auto [i, nameAttr, ruleAttr, offset] :
+       llvm::enumerate(getParams().getAsValueRange<StringAttr>(),
+                       getRules().getAsRange<FlatSymbolRefAttr>(),
+                       getOffsets())) {
+    StringRef name = nameAttr;
+    ParamOp param = params.lookup(name);
+    if (!param)
+      return emitOpError("packs '")
+             << name << "', which is not a parameter of the optimizer";
+    auto rule = symbolTable.lookupNearestSymbolFrom<RuleOp>(*this, ruleAttr);
+    if (!rule)
+      return emitOpError("updates '")
+             << name << "' with '" << ruleAttr.getValue()
+             << "', which is not a rule";
+    auto type = cast<SymbolicTensorType>(rule.getParam().getType());
+    if (type.isRanked() &&
+        type.getRank() != static_cast<int64_t>(param.getShape().size()))
+      return emitOpError("updates '")
+             << name << "' of rank " << param.getShape().size()
+             << " with rule '" << rule.getSymName() << "', which takes rank "
+             << type.getRank();
+    if (offset != packed)
+      return emitOpError("places '")
+             << name << "' at element " << offset
+             << "; packed after the parameters before it, it starts at "
+             << packed;
+    int64_t elements = ShapedType::getNumElements(param.getShape());
+    packed += elements;
+    if (owned)
+      ownedElements[(*getOwners())[i]] += elements;
+  }
+  switch (getKind()) {
+  case UnitKind::small:
+    if (getCounts()[0] != packed)
+      return emitOpError("counts ")
+             << getCounts()[0] << " elements, but its parameters pack "
+             << packed;
+    break;
+  case UnitKind::flat:
+    if (getPackedElements() < packed)
+      return emitOpError("shares out ")
+             << getPackedElements()
+             << " elements, fewer than its parameters pack (" << packed << ")";
+    break;
+  case UnitKind::local:
+    break;
+  case UnitKind::owned:
+    for (auto [rank, count] : llvm::enumerate(getCounts()))
+      if (count != ownedElements[rank])
+        return emitOpError("gives rank ")
+               << rank << " " << count
+               << " elements, but the matrices it owns pack "
+               << ownedElements[rank];
+    break;
+  }
+  return success();
+}
+
+/// The unit a collective works on, which must be a small one (an
+/// all-reduce) or not (a reduce-scatter or all-gather).
+static LogicalResult verifyCollectiveUnit(Operation *op, Value unit,
+                                          bool wantSmall) {
+  auto definition = unit.getDefiningOp<UnitOp>();
+  if (!definition)
+    return op->emitOpError("works on a value that no optgen.unit defines");
+  if (definition.getKind() == UnitKind::local)
+    return op->emitOpError("cannot work on a local unit, which has no "
+                           "collective");
+  if ((definition.getKind() == UnitKind::small) != wantSmall)
+    return op->emitOpError("cannot work on a ")
+           << stringifyUnitKind(definition.getKind())
+           << " unit: small units are all-reduced, others reduce-scattered "
+              "and all-gathered";
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  return verifyCollectiveUnit(*this, getUnit(), /*wantSmall=*/true);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifyCollectiveUnit(*this, getUnit(), /*wantSmall=*/false);
+}
+
+LogicalResult AllGatherOp::verify() {
+  return verifyCollectiveUnit(*this, getUnit(), /*wantSmall=*/false);
+}
+
+/// Checks that the schedule runs `unit` completely, in order: its reduction,
+/// the wait on it, its update, and (unless small) its gather.
+static LogicalResult verifyUnitProgram(UnitOp unit) {
+  Operation *reduction = nullptr, *compute = nullptr, *gather = nullptr;
+  for (Operation *user : unit->getUsers()) {
+    Operation *&slot = isa<AllReduceOp, ReduceScatterOp>(user) ? reduction
+                       : isa<ComputeOp>(user)                  ? compute
+                                                               : gather;
+    if (slot)
+      return unit.emitOpError("is used by two ")
+             << user->getName() << " ops; a step runs each unit once";
+    slot = user;
+  }
+  if (!compute)
+    return unit.emitOpError("is never computed");
+  if (unit.getKind() == UnitKind::local)
+    return success();
+  if (!reduction)
+    return unit.emitOpError("is never reduced");
+  bool small = unit.getKind() == UnitKind::small;
+  if (!small && !gather)
+    return unit.emitOpError("is never all-gathered");
+  Value token = reduction->getResult(0);
+  if (!token.hasOneUse())
+    return success(); // reported with the token
+  Operation *wait = *token.user_begin();
+  if (!wait->isBeforeInBlock(compute))
+    return compute->emitOpError("updates the unit before the wait on its "
+                                "reduction");
+  if (gather && !compute->isBeforeInBlock(gather))
+    return gather->emitOpError("gathers the unit before it is computed");
+  return success();
+}
+
 LogicalResult ScheduleOp::verifyRegions() {
   if (getWorldSize() < 1)
     return emitOpError("needs at least one rank");
-  // Every collective is waited for exactly once, after it is launched.
-  for (Operation &op : getBody().front()) {
-    if (op.getNumResults() != 1 || !isa<TokenType>(op.getResult(0).getType()))
+  llvm::StringMap<UnitOp> unitOf;
+  for (Operation &op : getBlock()) {
+    // Every collective is waited for exactly once.
+    if (op.getNumResults() == 1 && isa<TokenType>(op.getResult(0).getType())) {
+      Value token = op.getResult(0);
+      if (!token.hasOneUse() || !isa<WaitOp>(*token.user_begin()))
+        return op.emitOpError("must be waited for exactly once");
+    }
+    auto unit = dyn_cast<UnitOp>(op);
+    if (!unit)
       continue;
-    Value token = op.getResult(0);
-    if (!token.hasOneUse())
-      return op.emitOpError("must be waited for exactly once");
-    if (auto counts = dyn_cast_or_null<DenseI64ArrayAttr>(op.getAttr("counts")))
-      if (static_cast<uint64_t>(counts.size()) != getWorldSize())
-        return op.emitOpError("gives ")
-               << counts.size() << " counts for " << getWorldSize() << " ranks";
+    for (StringRef param : unit.getParams().getAsValueRange<StringAttr>()) {
+      auto [previous, added] = unitOf.try_emplace(param, unit);
+      if (!added)
+        return unit.emitOpError("packs '")
+                   .append(param, "', which another unit packs too")
+                   .attachNote(previous->second.getLoc())
+               << "that unit";
+    }
   }
+  for (UnitOp unit : getBlock().getOps<UnitOp>())
+    if (failed(verifyUnitProgram(unit)))
+      return failure();
   return success();
 }
 
@@ -665,4 +870,81 @@ LogicalResult KernelOp::verify() {
              << describeType(space);
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmOp::verify() {
+  auto a = cast<SymbolicTensorType>(getA().getType());
+  auto b = cast<SymbolicTensorType>(getB().getType());
+  auto result = cast<SymbolicTensorType>(getResult().getType());
+  if (!a.isRanked() || a.getRank() != 2 || !b.isRanked() || b.getRank() != 2 ||
+      !result.isRanked() || result.getRank() != 2)
+    return emitOpError("multiplies matrices into a matrix");
+  auto sameDim = [](Attribute x, Attribute y) {
+    return x == y || isa<UnitAttr>(x) || isa<UnitAttr>(y);
+  };
+  // op(a) is rows x inner, op(b) inner x cols.
+  Attribute rows = a.getDims()[getTransposeA() ? 1 : 0];
+  Attribute innerA = a.getDims()[getTransposeA() ? 0 : 1];
+  Attribute innerB = b.getDims()[getTransposeB() ? 1 : 0];
+  Attribute cols = b.getDims()[getTransposeB() ? 0 : 1];
+  if (!sameDim(innerA, innerB))
+    return emitOpError("multiplies ")
+           << describeType(a) << (getTransposeA() ? " transposed" : "")
+           << " by " << describeType(b) << (getTransposeB() ? " transposed" : "")
+           << ": the inner dimensions differ";
+  if (!sameDim(rows, result.getDims()[0]) || !sameDim(cols, result.getDims()[1]))
+    return emitOpError("result ")
+           << describeType(result) << " is not the product's shape";
+  if (static_cast<bool>(getC()) != static_cast<bool>(getBeta()))
+    return emitOpError("an accumulated 'c' comes with its 'beta', and only "
+                       "then");
+  for (Value scale : {getAlpha(), getBeta()})
+    if (scale && !isa<FloatType>(scale.getType()))
+      return emitOpError("scales by floats, not ") << scale.getType();
+  if (Value c = getC()) {
+    auto type = cast<SymbolicTensorType>(c.getType());
+    if (!type.isRanked() || type.getDims() != result.getDims() ||
+        type.getElementType() != result.getElementType())
+      return emitOpError("accumulates ")
+             << describeType(type) << " into a result of "
+             << describeType(result) << ": they must be the same";
+  }
+  if (getSymmetric() &&
+      (getA() != getB() || getTransposeA() == getTransposeB()))
+    return emitOpError("is symmetric only as op(a) @ op(a)^T: the same "
+                       "operand, exactly one side transposed");
+  return success();
+}
+
+BufferAttr optgen::getBuffer(Value value) {
+  MLIRContext *context = value.getContext();
+  if (auto state = value.getDefiningOp<StateOp>()) {
+    auto rule = state->getParentOfType<RuleOp>();
+    SmallVector<StateOp> states = getRuleStates(rule);
+    return BufferAttr::get(context, BufferKind::state,
+                           llvm::find(states, state) - states.begin());
+  }
+  if (auto result = dyn_cast<OpResult>(value)) {
+    auto buffers = result.getOwner()->getAttrOfType<ArrayAttr>("optgen.buffers");
+    if (!buffers || isa<ReduceOp>(result.getOwner()))
+      return {};
+    return dyn_cast<BufferAttr>(buffers[result.getResultNumber()]);
+  }
+  auto arg = cast<BlockArgument>(value);
+  Operation *owner = arg.getOwner()->getParentOp();
+  if (isa<RuleOp>(owner))
+    return BufferAttr::get(context,
+                           arg.getArgNumber() == 0 ? BufferKind::param
+                                                   : BufferKind::grad,
+                           0);
+  if (auto loop = dyn_cast<ForTableOp>(owner)) {
+    // Loop-carried values live where the loop's results do.
+    unsigned index = arg.getArgNumber() - loop.getRowLength();
+    return getBuffer(loop.getResult(index));
+  }
+  return {};
 }

@@ -492,7 +492,10 @@ def Optgen_ReduceOp : Optgen_Op<"reduce", [Pure, Optgen_InferType]> {
     Without `axis`: over the whole tensor, giving a scalar. With `axis`:
     along that axis, keeping it with size 1. The axis may be computed from
     shapes; until shapes are bound every dimension it could name is `?`.
-    Accumulates in f32 whatever the element type.
+    Accumulates in f32, or wider, whatever the element type: the
+    executable IR names the accumulator (`accumulator = f64`, set by
+    `optgen-set-accumulators` for the target), and printers accumulate in
+    exactly that type.
 
     Example:
     ```mlir
@@ -501,7 +504,8 @@ def Optgen_ReduceOp : Optgen_Op<"reduce", [Pure, Optgen_InferType]> {
     ```
   }];
   let arguments = (ins Optgen_ReduceKind:$kind, Optgen_AnyTensor:$input,
-                       Optional<I64>:$axis);
+                       Optional<I64>:$axis,
+                       OptionalAttr<TypeAttr>:$accumulator);
   let results = (outs Optgen_Value:$result);
   let assemblyFormat = "$kind $input (`along` $axis^)? attr-dict `:` qualified(type($input))";
 }
@@ -534,6 +538,47 @@ def Optgen_TransposeOp : Optgen_Op<"transpose", [Pure, Optgen_InferType]> {
   let arguments = (ins Optgen_AnyTensor:$input);
   let results = (outs Optgen_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
+}
+
+def Optgen_GemmOp : Optgen_Op<"gemm", [Pure, AttrSizedOperandSegments]> {
+  let summary = "matrix product as a BLAS computes it: alpha * op(a) @ op(b) + beta * c";
+  let description = [{
+    The executable form of `optgen.matmul`, made by the lowering passes:
+    `op(x)` is `x` or, with `transpose_a` / `transpose_b`, its transpose,
+    read in place (no transposed copy); `alpha` (default 1) scales the
+    product; an accumulated `c` (the result's shape and element type) is
+    added scaled by `beta`, so `a * x + x @ B` is one product rather than a
+    product and an elementwise pass. Inputs are read in their element
+    types, products and the sum accumulate in f32, and the result is
+    rounded once to its element type (as cuBLAS does for bf16).
+
+    `symmetric` states that the product is `op(a) @ op(a)^T` (the same
+    operand, exactly one side transposed) and that `c`, if any, is
+    symmetric: the result is symmetric, and a target may compute one
+    triangle (syrk) and mirror it.
+
+    Example:
+    ```mlir
+    %A = optgen.gemm %x transposed, %x symmetric : !optgen.tensor<[m, n], f32>, !optgen.tensor<[m, n], f32> -> !optgen.tensor<[n, n], f32>
+    %B = optgen.gemm %A, %A transposed scaled %c : f32 plus %A : !optgen.tensor<[n, n], f32> scaled %b : f32 symmetric : !optgen.tensor<[n, n], f32>, !optgen.tensor<[n, n], f32> -> !optgen.tensor<[n, n], f32>
+    %y = optgen.gemm %x, %B plus %x : !optgen.tensor<[m, n], f32> scaled %a : f32 : !optgen.tensor<[m, n], f32>, !optgen.tensor<[n, n], f32> -> !optgen.tensor<[m, n], f32>
+    ```
+  }];
+  let arguments = (ins Optgen_AnyTensor:$a, Optgen_AnyTensor:$b,
+                       Optional<Optgen_Scalar>:$alpha,
+                       Optional<Optgen_AnyTensor>:$c,
+                       Optional<Optgen_Scalar>:$beta,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b,
+                       UnitAttr:$symmetric);
+  let results = (outs Optgen_AnyTensor:$result);
+  let assemblyFormat = [{
+    $a (`transposed` $transpose_a^)? `,` $b (`transposed` $transpose_b^)?
+    (`scaled` $alpha^ `:` type($alpha))?
+    (`plus` $c^ `:` qualified(type($c)) `scaled` $beta `:` type($beta))?
+    (`symmetric` $symmetric^)? attr-dict `:` qualified(type($a)) `,`
+    qualified(type($b)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -655,21 +700,38 @@ def Optgen_BucketOp : Optgen_Op<"bucket", [HasParent<"OptimizerOp">,
 
 def Optgen_ScheduleOp : Optgen_Op<"schedule", [HasParent<"OptimizerOp">,
     NoTerminator, SingleBlock, NoRegionArguments]> {
-  let summary = "the order of a distributed step's collectives and updates";
+  let summary = "a distributed step, complete per rank";
   let description = [{
-    One step on `world_size` ranks (`optgen-plan-shards`, from the runtime's
-    sharding planner): collectives on packed gradients and parameters, the
-    updates of this rank's parts, and the waits that order them.
-    `optgen-schedule-collectives` puts it in three phases: every reduction
-    launched, then per unit its wait, update and gather, then the gathers'
-    waits.
+    One step on `world_size` ranks, as `optgen-plan-shards` writes it from
+    the runtime's sharding planner: first the units (`optgen.unit`: which
+    parameters are packed together, where each lies in the packed buffer,
+    which rule updates it, and what each rank receives, updates and
+    gives), then the program every rank runs over them: collectives that
+    return tokens, the waits on the tokens, and the updates (`optgen.compute`)
+    of each rank's part. A rank reads its part of a unit from the counts:
+    rank r holds elements [sum(counts[0..r)), sum(counts[0..r])) of the
+    packed buffer. `optgen-schedule-collectives` orders the program in three
+    phases: every reduction launched, then per unit its wait, update and
+    gather, then the gathers' waits.
+
+    The verifier checks that the program is complete: a small unit is
+    all-reduced, waited for and computed; any other unit is reduce-scattered,
+    waited for, computed, all-gathered and waited for, in that order; every
+    collective is waited for exactly once, and no parameter is in two units.
 
     Example:
     ```mlir
     optgen.schedule world_size 2 {
-      %0 = optgen.all_reduce ["resid_lambdas"] elements 3 : !optgen.token
+      %small = optgen.unit small ["resid_lambdas"] offsets [0] rules [@adamw_3] counts [3]
+      %owned = optgen.unit owned ["h.0.w", "h.1.w"] offsets [0, 4096] rules [@muon_64x64, @muon_64x64] owners [0, 1] counts [4096, 4096]
+      %0 = optgen.all_reduce %small payload f32
+      %1 = optgen.reduce_scatter %owned payload f32
       optgen.wait %0
-      optgen.compute ["resid_lambdas"]
+      optgen.compute %small
+      optgen.wait %1
+      optgen.compute %owned
+      %2 = optgen.all_gather %owned payload f32
+      optgen.wait %2
     }
     ```
   }];
@@ -677,59 +739,106 @@ def Optgen_ScheduleOp : Optgen_Op<"schedule", [HasParent<"OptimizerOp">,
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "`world_size` $world_size attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBlock() { return getBody().front(); }
+  }];
 }
 
-def Optgen_AllReduceOp : Optgen_Op<"all_reduce", [HasParent<"ScheduleOp">]> {
-  let summary = "average the gradients of small tensors, packed, over ranks";
+def Optgen_UnitOp : Optgen_Op<"unit", [HasParent<"ScheduleOp">, Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "parameters packed into one buffer and shared out over ranks";
   let description = [{
-    One collective for every tensor under the small threshold: their
-    gradients packed together and averaged; every rank then updates them.
+    One unit of the runtime's sharding planner (`ShardUnit` in
+    runtime/Sharding.h), exactly as it decided it. `params` are the
+    `optgen.param`s in the order their data is packed; `offsets` gives where
+    each starts in the packed buffer (in elements; each follows the one
+    before); `rules` the rule that updates each (its bucket's specialised
+    rule). `kind` says how the unit is shared out:
+
+    - `small`: tensors under the distribution's `small_numel`; their
+      gradients are all-reduced and every rank updates all of them.
+      `counts` has one entry, the packed total.
+    - `flat`: parameters of elementwise rules, split by element: rank r
+      receives, updates and gives `counts[r]` elements of the packed buffer
+      (equal parts; the last padded), whatever the parameters' boundaries.
+    - `owned`: matrices updated whole by their `owners` (parallel to
+      `params`), packed by owner, so that `counts[r]` is the size of the
+      matrices rank r owns.
+    - `local`: a bucket stepped where it is, from the rank's own gradients:
+      no packing and no collective (`counts` is empty). A rank alone runs
+      its step as local units, one per bucket.
 
     Example:
     ```mlir
-    %0 = optgen.all_reduce ["resid_lambdas", "x0_lambdas"] elements 24 : !optgen.token
+    %flat = optgen.unit flat ["lm_head.weight", "transformer.wte.weight"] offsets [0, 1024] rules [@adamw_64x16, @adamw_64x16] counts [1024, 1024]
     ```
   }];
-  let arguments = (ins StrArrayAttr:$params, I64Attr:$elements);
-  let results = (outs Optgen_TokenType:$token);
-  let assemblyFormat = "$params `elements` $elements attr-dict `:` qualified(type($token))";
-}
-
-def Optgen_ReduceScatterOp : Optgen_Op<"reduce_scatter", [HasParent<"ScheduleOp">]> {
-  let summary = "average packed gradients and give each rank its part";
-  let description = [{
-    The gradients of `params`, packed in order, averaged over ranks; rank r
-    receives `counts[r]` elements. Without `owners` the parameters are split
-    by element (an elementwise rule's, padded to equal parts); with them,
-    each parameter is whole in its owner's part.
-
-    Example:
-    ```mlir
-    %1 = optgen.reduce_scatter ["h.0.w", "h.1.w"] counts [4096, 4096] owners [0, 1] : !optgen.token
-    ```
-  }];
-  let arguments = (ins StrArrayAttr:$params, DenseI64ArrayAttr:$counts,
-                       OptionalAttr<DenseI32ArrayAttr>:$owners);
-  let results = (outs Optgen_TokenType:$token);
+  let arguments = (ins Optgen_UnitKind:$kind, StrArrayAttr:$params,
+                       DenseI64ArrayAttr:$offsets,
+                       FlatSymbolRefArrayAttr:$rules,
+                       OptionalAttr<DenseI32ArrayAttr>:$owners,
+                       DenseI64ArrayAttr:$counts);
+  let results = (outs Optgen_UnitType:$unit);
   let assemblyFormat = [{
-    $params `counts` $counts (`owners` $owners^)? attr-dict `:` qualified(type($token))
+    $kind $params `offsets` $offsets `rules` $rules (`owners` $owners^)?
+    `counts` $counts attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The elements of the packed buffer, padding included.
+    int64_t getPackedElements();
   }];
 }
 
-def Optgen_AllGatherOp : Optgen_Op<"all_gather", [HasParent<"ScheduleOp">]> {
-  let summary = "share every rank's updated part of packed parameters";
+class Optgen_CollectiveOp<string mnemonic>
+    : Optgen_Op<mnemonic, [HasParent<"ScheduleOp">]> {
+  let arguments = (ins Optgen_UnitType:$unit, TypeAttrOf<Optgen_Float>:$payload);
+  let results = (outs Optgen_TokenType:$token);
+  let assemblyFormat = "$unit `payload` $payload attr-dict";
+  let hasVerifier = 1;
+}
+
+def Optgen_AllReduceOp : Optgen_CollectiveOp<"all_reduce"> {
+  let summary = "average a small unit's packed gradients over the ranks";
   let description = [{
-    The counterpart of a reduce-scatter over the same `params` and
-    `counts`: every rank ends with every part.
+    Launches the mean over ranks of the gradients of a `small` unit, packed
+    in its order, as `payload` elements; every rank receives all of them.
+    The buffer may be used after the `optgen.wait` on the token.
 
     Example:
     ```mlir
-    %2 = optgen.all_gather ["h.0.w", "h.1.w"] counts [4096, 4096] : !optgen.token
+    %0 = optgen.all_reduce %small payload f32
     ```
   }];
-  let arguments = (ins StrArrayAttr:$params, DenseI64ArrayAttr:$counts);
-  let results = (outs Optgen_TokenType:$token);
-  let assemblyFormat = "$params `counts` $counts attr-dict `:` qualified(type($token))";
+}
+
+def Optgen_ReduceScatterOp : Optgen_CollectiveOp<"reduce_scatter"> {
+  let summary = "average a unit's packed gradients and give each rank its part";
+  let description = [{
+    Launches the mean over ranks of the gradients of a `flat` or `owned`
+    unit, packed in its order (zero padded), as `payload` elements; rank r
+    receives `counts[r]` elements, its part.
+
+    Example:
+    ```mlir
+    %1 = optgen.reduce_scatter %owned payload f32
+    ```
+  }];
+}
+
+def Optgen_AllGatherOp : Optgen_CollectiveOp<"all_gather"> {
+  let summary = "share every rank's updated part of a unit's parameters";
+  let description = [{
+    The counterpart of the unit's reduce-scatter: each rank gives its
+    `counts[r]` updated elements and every rank ends with the whole packed
+    buffer of parameters.
+
+    Example:
+    ```mlir
+    %2 = optgen.all_gather %owned payload f32
+    ```
+  }];
 }
 
 def Optgen_WaitOp : Optgen_Op<"wait", [HasParent<"ScheduleOp">]> {
@@ -745,18 +854,19 @@ def Optgen_WaitOp : Optgen_Op<"wait", [HasParent<"ScheduleOp">]> {
 }
 
 def Optgen_ComputeOp : Optgen_Op<"compute", [HasParent<"ScheduleOp">]> {
-  let summary = "update this rank's part of parameters";
+  let summary = "update this rank's part of a unit";
   let description = [{
-    Runs the parameters' rules on this rank's part of them, with the
-    averaged gradients a completed collective gave.
+    Runs each parameter's rule on this rank's part of the unit (all of a
+    small unit; the elements of its part of a flat unit; the matrices it
+    owns of an owned unit), with the averaged gradients its reduction gave.
 
     Example:
     ```mlir
-    optgen.compute ["h.0.w", "h.1.w"]
+    optgen.compute %owned
     ```
   }];
-  let arguments = (ins StrArrayAttr:$params);
-  let assemblyFormat = "$params attr-dict";
+  let arguments = (ins Optgen_UnitType:$unit);
+  let assemblyFormat = "$unit attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

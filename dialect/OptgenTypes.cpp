@@ -23,60 +23,109 @@ void OptgenDialect::registerTypes() {
       >();
 }
 
-Type SymbolicTensorType::parse(AsmParser &parser) {
+/// `*` or `[d0, d1, ...]` (a size, a name or `?` each), as in tensor types
+/// and workspace slots.
+static ParseResult parseExtent(AsmParser &parser,
+                               SmallVectorImpl<Attribute> &dims,
+                               bool &anyRank) {
   MLIRContext *ctx = parser.getContext();
-  if (parser.parseLess())
-    return {};
-  SmallVector<Attribute> dims;
-  bool anyRank = succeeded(parser.parseOptionalStar());
-  if (!anyRank) {
-    auto parseDim = [&]() -> ParseResult {
-      if (succeeded(parser.parseOptionalQuestion())) {
-        dims.push_back(UnitAttr::get(ctx));
-        return success();
-      }
-      int64_t size = 0;
-      OptionalParseResult sized = parser.parseOptionalInteger(size);
-      if (sized.has_value()) {
-        if (failed(*sized))
-          return failure();
-        dims.push_back(IntegerAttr::get(IntegerType::get(ctx, 64), size));
-        return success();
-      }
-      StringRef name;
-      if (parser.parseKeyword(&name))
-        return failure();
-      dims.push_back(StringAttr::get(ctx, name));
+  anyRank = succeeded(parser.parseOptionalStar());
+  if (anyRank)
+    return success();
+  auto parseDim = [&]() -> ParseResult {
+    if (succeeded(parser.parseOptionalQuestion())) {
+      dims.push_back(UnitAttr::get(ctx));
       return success();
-    };
-    if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim))
-      return {};
+    }
+    int64_t size = 0;
+    OptionalParseResult sized = parser.parseOptionalInteger(size);
+    if (sized.has_value()) {
+      if (failed(*sized))
+        return failure();
+      dims.push_back(IntegerAttr::get(IntegerType::get(ctx, 64), size));
+      return success();
+    }
+    StringRef name;
+    if (parser.parseKeyword(&name))
+      return failure();
+    dims.push_back(StringAttr::get(ctx, name));
+    return success();
+  };
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                        parseDim);
+}
+
+static void printExtent(AsmPrinter &printer, SymbolicTensorType type) {
+  if (type.getAnyRank()) {
+    printer << '*';
+    return;
   }
+  printer << '[';
+  llvm::interleaveComma(type.getDims(), printer, [&](Attribute dim) {
+    if (auto size = llvm::dyn_cast<IntegerAttr>(dim))
+      printer << size.getInt();
+    else if (auto name = llvm::dyn_cast<StringAttr>(dim))
+      printer << name.getValue();
+    else
+      printer << '?';
+  });
+  printer << ']';
+}
+
+Type SymbolicTensorType::parse(AsmParser &parser) {
+  SmallVector<Attribute> dims;
+  bool anyRank = false;
   Type elementType;
-  if (parser.parseComma() || parser.parseType(elementType) ||
+  if (parser.parseLess() || parseExtent(parser, dims, anyRank) ||
+      parser.parseComma() || parser.parseType(elementType) ||
       parser.parseGreater())
     return {};
   return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
-                    ctx, dims, elementType, anyRank);
+                    parser.getContext(), dims, elementType, anyRank);
 }
 
 void SymbolicTensorType::print(AsmPrinter &printer) const {
   printer << '<';
-  if (getAnyRank()) {
-    printer << '*';
-  } else {
-    printer << '[';
-    llvm::interleaveComma(getDims(), printer, [&](Attribute dim) {
-      if (auto size = llvm::dyn_cast<IntegerAttr>(dim))
-        printer << size.getInt();
-      else if (auto name = llvm::dyn_cast<StringAttr>(dim))
-        printer << name.getValue();
-      else
-        printer << '?';
-    });
-    printer << ']';
-  }
+  printExtent(printer, *this);
   printer << ", " << getElementType() << '>';
+}
+
+//===----------------------------------------------------------------------===//
+// SlotAttr
+//===----------------------------------------------------------------------===//
+
+Attribute SlotAttr::parse(AsmParser &parser, Type) {
+  SmallVector<Attribute> dims;
+  bool anyRank = false;
+  Type storage;
+  if (parser.parseLess() || parseExtent(parser, dims, anyRank) ||
+      parser.parseComma() || parser.parseType(storage) ||
+      parser.parseGreater())
+    return {};
+  MLIRContext *ctx = parser.getContext();
+  auto shape = SymbolicTensorType::getChecked(
+      [&] { return parser.emitError(parser.getNameLoc()); }, ctx, dims,
+      Float32Type::get(ctx), anyRank);
+  if (!shape)
+    return {};
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                    ctx, shape, storage);
+}
+
+void SlotAttr::print(AsmPrinter &printer) const {
+  printer << '<';
+  printExtent(printer, getShape());
+  printer << ", " << getStorage() << '>';
+}
+
+LogicalResult
+SlotAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                 SymbolicTensorType shape, Type storage) {
+  if (!shape.getElementType().isF32())
+    return emitError() << "a slot's extent is an f32 tensor type";
+  if (!storage.isF32() && !storage.isF64())
+    return emitError() << "a slot stores f32 or f64, not " << storage;
+  return success();
 }
 
 LogicalResult

@@ -20,6 +20,97 @@ def FuseKernels : Pass<"optgen-fuse-kernels", "optgen::RuleOp"> {
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
+def LowerMatmuls : Pass<"optgen-lower-matmuls", "optgen::RuleOp"> {
+  let summary = "Turn matrix products into gemms that read transposes in place";
+  let description = [{
+    Replaces each `optgen.matmul` by an `optgen.gemm` whose operands that
+    were `optgen.transpose`s are read through the gemm's transpose flags,
+    as a BLAS reads them, and erases the transposes nothing else uses: no
+    transposed copy is made for a product.
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
+def FoldGemmAccumulate : Pass<"optgen-fold-gemm-accumulate", "optgen::RuleOp"> {
+  let summary = "Fold scaled sums with a product into the gemm's alpha and beta";
+  let description = [{
+    Rewrites `s * (A @ B) + t * C` (either order, either scale absent, and
+    `-` for a negated scale) into one `optgen.gemm` with `alpha = s`,
+    accumulating `C` with `beta = t`, when the product has no other use,
+    `C` has the result's shape and element type, and the scales are float
+    scalars: Polar Express's `b * A + c * (A @ A)` and `a * X + X @ B` each
+    become one product instead of a product and a pass over its result.
+    The sum is then rounded once, as cuBLAS's epilogue does.
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
+def MarkSymmetric : Pass<"optgen-mark-symmetric", "optgen::RuleOp"> {
+  let summary = "Mark products whose result is symmetric, so half is computed";
+  let description = [{
+    Marks `symmetric` each gemm that computes `X^T @ X` or `X @ X^T`, and
+    each `A @ A` of a symmetric `A` (rewritten as `A @ A^T`, which it
+    equals), when its accumulated `c`, if any, is symmetric too. A value is
+    symmetric when a marked gemm computes it, or when elementwise math
+    computes it from symmetric tensors and scalars. Targets compute a
+    marked product's upper triangle (syrk) and mirror it: half the
+    multiply-adds. Products whose result is smaller than `min-size` rows
+    are left unmarked, where a full product is faster.
+  }];
+  let options = [
+    Option<"minSize", "min-size", "int64_t", /*default=*/"0",
+           "Mark only results of at least this many rows (concrete shapes)">,
+  ];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
+def SetAccumulators : Pass<"optgen-set-accumulators", "optgen::RuleOp"> {
+  let summary = "Name the type every reduction accumulates in";
+  let description = [{
+    Sets `accumulator` on each `optgen.reduce` that has none, so that what
+    a printed kernel accumulates in is decided here, not by a printer: f32
+    (the dialect's semantics, what GPUs use) or f64 (the CPU target's
+    choice: on the CPU a wider sum costs little and stays closer to the fp64
+    reference).
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
+           "The accumulator type: f32 or f64">,
+  ];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
+def AssignBuffers : Pass<"optgen-assign-buffers", "optgen::RuleOp"> {
+  let summary = "Decide the memory of every tensor value of a rule";
+  let description = [{
+    Gives every op that makes a tensor an `optgen.buffers` attribute (one
+    `#optgen.buffer` per result) and the rule an `optgen.workspace`
+    attribute (the shape and storage type of each workspace slot), so that
+    a printer allocates nothing and decides nothing: the runtime allocates
+    the workspace once, before the first step, and every temporary of a
+    step lives in a slot of it.
+
+    - A kernel writes a result into one of its inputs when that input has
+      the result's exact shape, is not the gradient, and is not read after
+      the kernel: a temporary, or the parameter's or a state's memory when
+      the result is the value the update stores there (an AdamW step writes
+      p, m and v in place).
+    - A gemm writes into its accumulated `c` when `c` is a temporary read by
+      nothing after it and is neither multiplied operand.
+    - A table loop's carried value has a slot for the whole loop, its
+      initial value's own when that is a temporary read by nothing after.
+    - Everything else takes a free workspace slot of its exact shape and
+      storage type, or a new one: a slot is free once the last value in it
+      is dead (values inside a loop body are dead at the end of the
+      iteration that made them).
+    - A reduction along an axis inside a kernel gets a slot for its
+      accumulator, of the accumulator's type (`optgen-set-accumulators`).
+    Tensor values are stored as f32 whatever their element type (bf16 and
+    f16 values held rounded); accumulators as their type.
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
 def BindParams : Pass<"optgen-bind-params", "optgen::OptimizerOp"> {
   let summary = "Bind each known parameter to its group";
   let description = [{
@@ -48,7 +139,9 @@ def SpecializeShapes : Pass<"optgen-specialize-shapes", "optgen::OptimizerOp"> {
   let description = [{
     For each `optgen.bucket`, makes (once per rule and shape) a copy of the
     group's rule whose parameter and gradient have the bucket's concrete
-    shape, named `RULE_D0xD1`, points the bucket at it, and infers the
+    shape, named `RULE_D0xD1` and marked `optgen.specializes = @RULE` (what
+    holds for the rule for any shape, such as being elementwise, holds for
+    the copy), points the bucket at it, and infers the
     copy's types (as `optgen-infer-shapes` does); canonicalization then
     folds its shape queries to constants and its compile-time `if`s to one
     branch.
@@ -73,10 +166,13 @@ def PlanShards : Pass<"optgen-plan-shards", "optgen::OptimizerOp"> {
   let summary = "Plan the ZeRO-2 step of known parameters over N ranks";
   let description = [{
     For an optimizer that distributes zero2, with bucketed parameters,
-    writes the step on `world-size` ranks as an `optgen.schedule`: for each
-    unit of the runtime's sharding planner (the small tensors, the
-    elementwise rules' packed parameters, each bucket of owned matrices) its
-    reduction, wait, update and gather, one unit after the other.
+    writes the step on `world-size` ranks as an `optgen.schedule`: one
+    `optgen.unit` per unit of the runtime's sharding planner (the small
+    tensors, the elementwise rules' packed parameters, each bucket of owned
+    matrices) carrying exactly what the planner decided (packing order and
+    offsets, each parameter's rule, owners, counts per rank), then for each
+    unit its reduction, wait, update and gather, one unit after the other,
+    with f32 payloads.
   }];
   let options = [
     Option<"worldSize", "world-size", "int", /*default=*/"1",
@@ -89,9 +185,9 @@ def ScheduleCollectives : Pass<"optgen-schedule-collectives", "optgen::Optimizer
   let summary = "Order a distributed step in three phases";
   let description = [{
     Reorders each `optgen.schedule` so that communication overlaps
-    computation: every reduction is launched first; then, unit by unit, its
-    wait, its update and the launch of its gather; last, the waits for the
-    gathers.
+    computation: after the units, every reduction is launched first; then,
+    unit by unit, its wait, its update and the launch of its gather; last,
+    the waits for the gathers.
   }];
   let dependentDialects = ["optgen::OptgenDialect"];
 }

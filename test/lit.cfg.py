@@ -18,9 +18,14 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 
 # Longest first: '%optgen-opt' must not be read as '%optgen' + '-opt'.
 config.substitutions.append(("%optgen-opt", os.path.join(config.optgen_tools_dir, "optgen-opt")))
+config.substitutions.append(("%optgen-translate", os.path.join(config.optgen_tools_dir, "optgen-translate")))
 config.substitutions.append(("%optgen", os.path.join(config.optgen_tools_dir, "optgen")))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%mlir_include", config.mlir_include_dir.split(";")[0]))
-config.substitutions.append(("%runtime_include", os.path.join(config.optgen_src_root, "runtime", "include")))
+# The include folders of the runtime's components that generated CPU code
+# sees, written so that `-I%runtime_include` names them all.
+config.substitutions.append(("%runtime_include", " -I".join(
+    os.path.join(config.optgen_src_root, "runtime", component, "include")
+    for component in ("core", "cpu", "runner"))))
 config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(("%examples", os.path.join(config.optgen_src_root, "examples")))

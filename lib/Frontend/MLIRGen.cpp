@@ -900,7 +900,8 @@ private:
                           constAxis);
       if (failed(type))
         return {};
-      return builder.create<ReduceOp>(loc(at), *type, kind, input, axis);
+      return builder.create<ReduceOp>(loc(at), *type, kind, input, axis,
+                                      /*accumulator=*/TypeAttr());
     }
 
     if (llvm::is_contained({"rows", "cols", "size"}, callee)) {

@@ -247,6 +247,7 @@ private:
   LogicalResult evalReduce(ReduceOp op);
   LogicalResult evalMatmul(MatmulOp op);
   LogicalResult evalTranspose(TransposeOp op);
+  LogicalResult evalGemm(GemmOp op);
   LogicalResult evalIf(IfOp op);
   LogicalResult evalForTable(ForTableOp op);
   LogicalResult evalKernel(KernelOp op);
@@ -683,6 +684,29 @@ LogicalResult Evaluator::evalReduce(ReduceOp op) {
                                      element));
 }
 
+/// alpha * op(a) @ op(b) + beta * c (no c: none), op transposing when
+/// asked, summed in fp64 and rounded once to `element`: the semantics of
+/// optgen.matmul and optgen.gemm alike. The shapes are checked by callers.
+static Value product(const Value &a, bool transposeA, const Value &b,
+                     bool transposeB, double alpha, const Value *c,
+                     double beta, Type element) {
+  auto at = [](const Value &m, bool transposed, int64_t i, int64_t j) {
+    return transposed ? m.data[j * m.shape[1] + i] : m.data[i * m.shape[1] + j];
+  };
+  int64_t rows = a.shape[transposeA ? 1 : 0], inner = a.shape[transposeA ? 0 : 1];
+  int64_t cols = b.shape[transposeB ? 0 : 1];
+  std::vector<double> out(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      double acc = 0;
+      for (int64_t k = 0; k < inner; ++k)
+        acc += at(a, transposeA, i, k) * at(b, transposeB, k, j);
+      double sum = alpha * acc + (c ? beta * c->data[i * cols + j] : 0.0);
+      out[i * cols + j] = roundToType(sum, element);
+    }
+  return Value::tensor({rows, cols}, std::move(out), element);
+}
+
 LogicalResult Evaluator::evalMatmul(MatmulOp op) {
   const Value *a = lookup(op, op.getLhs()), *b = lookup(op, op.getRhs());
   if (!a || !b)
@@ -691,17 +715,45 @@ LogicalResult Evaluator::evalMatmul(MatmulOp op) {
       b->shape.size() != 2 || a->shape[1] != b->shape[0])
     return op.emitError("matrix product of ")
            << describeValue(*a) << " and " << describeValue(*b);
-  int64_t rows = a->shape[0], inner = a->shape[1], cols = b->shape[1];
   Type element = optgen::getElementTypeOrSelf(op.getType());
-  std::vector<double> out(rows * cols);
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) {
-      double acc = 0;
-      for (int64_t k = 0; k < inner; ++k)
-        acc += a->data[i * inner + k] * b->data[k * cols + j];
-      out[i * cols + j] = roundToType(acc, element);
-    }
-  return define(op, 0, Value::tensor({rows, cols}, std::move(out), element));
+  return define(op, 0, product(*a, false, *b, false, 1.0, nullptr, 0.0, element));
+}
+
+LogicalResult Evaluator::evalGemm(GemmOp op) {
+  const Value *a = lookup(op, op.getA()), *b = lookup(op, op.getB());
+  if (!a || !b)
+    return failure();
+  if (!a->isTensor() || !b->isTensor() || a->shape.size() != 2 ||
+      b->shape.size() != 2)
+    return op.emitError("matrix product of ")
+           << describeValue(*a) << " and " << describeValue(*b);
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  // op(a) is rows x inner; op(b) is inner x cols.
+  int64_t rows = a->shape[ta ? 1 : 0], inner = a->shape[ta ? 0 : 1];
+  int64_t cols = b->shape[tb ? 0 : 1];
+  if (b->shape[tb ? 1 : 0] != inner)
+    return op.emitError("matrix product of ")
+           << describeValue(*a) << (ta ? " transposed" : "") << " and "
+           << describeValue(*b) << (tb ? " transposed" : "");
+  double alpha = 1, beta = 0;
+  const Value *c = nullptr;
+  if (op.getAlpha()) {
+    const Value *scale = lookup(op, op.getAlpha());
+    if (!scale)
+      return failure();
+    alpha = scale->data[0];
+  }
+  if (op.getC()) {
+    const Value *scale = lookup(op, op.getBeta());
+    c = lookup(op, op.getC());
+    if (!scale || !c)
+      return failure();
+    if (!c->isTensor() || c->shape != std::vector<int64_t>{rows, cols})
+      return op.emitError("accumulates ") << describeValue(*c);
+    beta = scale->data[0];
+  }
+  Type element = optgen::getElementTypeOrSelf(op.getType());
+  return define(op, 0, product(*a, ta, *b, tb, alpha, c, beta, element));
 }
 
 LogicalResult Evaluator::evalTranspose(TransposeOp op) {
@@ -890,6 +942,7 @@ LogicalResult Evaluator::evalOp(Operation &op) {
       .Case([&](ReduceOp o) { return evalReduce(o); })
       .Case([&](MatmulOp o) { return evalMatmul(o); })
       .Case([&](TransposeOp o) { return evalTranspose(o); })
+      .Case([&](GemmOp o) { return evalGemm(o); })
       // Control flow.
       .Case([&](IfOp o) { return evalIf(o); })
       .Case([&](ForTableOp o) { return evalForTable(o); })

@@ -16,6 +16,18 @@ using namespace optgen;
 
 namespace {
 
+UnitKind unitKind(runtime::ShardUnit::Kind kind) {
+  switch (kind) {
+  case runtime::ShardUnit::Kind::Small:
+    return UnitKind::small;
+  case runtime::ShardUnit::Kind::Flat:
+    return UnitKind::flat;
+  case runtime::ShardUnit::Kind::Owned:
+    return UnitKind::owned;
+  }
+  llvm_unreachable("a unit kind of the sharding planner");
+}
+
 struct PlanShardsPass : optgen::impl::PlanShardsBase<PlanShardsPass> {
   using PlanShardsBase::PlanShardsBase;
 
@@ -29,9 +41,19 @@ struct PlanShardsPass : optgen::impl::PlanShardsBase<PlanShardsPass> {
     for (ScheduleOp old :
          llvm::make_early_inc_range(optimizer.getBlock().getOps<ScheduleOp>()))
       old.erase();
-    SmallVector<StringRef> names;
-    for (ParamOp param : optimizer.getBlock().getOps<ParamOp>())
-      names.push_back(param.getName());
+    SmallVector<ParamOp> params(optimizer.getBlock().getOps<ParamOp>());
+    // Each parameter runs its bucket's rule: the copy specialised to the
+    // bucket's shape, or before optgen-specialize-shapes the group's.
+    llvm::StringMap<FlatSymbolRefAttr> ruleOf;
+    for (BucketOp bucket : optimizer.getBlock().getOps<BucketOp>()) {
+      FlatSymbolRefAttr rule = bucket.getRuleAttr();
+      if (!rule)
+        rule = SymbolTable::lookupNearestSymbolFrom<GroupOp>(
+                   optimizer, bucket.getGroupAttr())
+                   .getRuleAttr();
+      for (StringRef name : bucket.getParams().getAsValueRange<StringAttr>())
+        ruleOf[name] = rule;
+    }
 
     OpBuilder builder(&getContext());
     builder.setInsertionPointToEnd(&optimizer.getBlock());
@@ -39,29 +61,68 @@ struct PlanShardsPass : optgen::impl::PlanShardsBase<PlanShardsPass> {
     auto schedule = builder.create<ScheduleOp>(
         loc, builder.getI64IntegerAttr(worldSize));
     builder.setInsertionPointToStart(&schedule.getBody().emplaceBlock());
-    auto tokenType = TokenType::get(&getContext());
-    for (const runtime::ShardUnit &unit : shards->units) {
-      SmallVector<StringRef> members;
-      for (size_t p : unit.params)
-        members.push_back(names[p]);
-      ArrayAttr params = builder.getStrArrayAttr(members);
-      DenseI64ArrayAttr counts = builder.getDenseI64ArrayAttr(unit.counts);
-      if (unit.kind == runtime::ShardUnit::Kind::Small) {
-        Value reduced = builder.create<AllReduceOp>(
-            loc, tokenType, params, builder.getI64IntegerAttr(unit.counts[0]));
-        builder.create<WaitOp>(loc, reduced);
-        builder.create<ComputeOp>(loc, params);
-        continue;
+    auto unitType = UnitType::get(&getContext());
+    // A rank alone shares nothing out: it steps each bucket where it is, as
+    // the runtime does (no packing, no collective).
+    std::vector<runtime::ShardUnit> planned = shards->units;
+    bool alone = worldSize == 1;
+    if (alone) {
+      planned.clear();
+      for (const runtime::Bucket &bucket : plan.buckets)
+        planned.push_back({runtime::ShardUnit::Kind::Small, bucket.params, {},
+                           {}});
+    }
+    SmallVector<UnitOp> units;
+    for (const runtime::ShardUnit &unit : planned) {
+      SmallVector<StringRef> names;
+      SmallVector<int64_t> offsets;
+      SmallVector<Attribute> rules;
+      int64_t packed = 0;
+      for (size_t p : unit.params) {
+        ParamOp param = params[p];
+        FlatSymbolRefAttr rule = ruleOf.lookup(param.getName());
+        if (!rule) {
+          param.emitError("parameter '")
+              << param.getName() << "' is in no bucket (run optgen-bucket "
+              << "before optgen-plan-shards)";
+          return signalPassFailure();
+        }
+        names.push_back(param.getName());
+        offsets.push_back(packed);
+        rules.push_back(rule);
+        packed += ShapedType::getNumElements(param.getShape());
       }
       DenseI32ArrayAttr owners;
       if (unit.kind == runtime::ShardUnit::Kind::Owned)
         owners = builder.getDenseI32ArrayAttr(unit.owner);
-      Value reduced = builder.create<ReduceScatterOp>(loc, tokenType, params,
-                                                      counts, owners);
+      units.push_back(builder.create<UnitOp>(
+          loc, unitType, alone ? UnitKind::local : unitKind(unit.kind),
+          builder.getStrArrayAttr(names),
+          builder.getDenseI64ArrayAttr(offsets), builder.getArrayAttr(rules),
+          owners, builder.getDenseI64ArrayAttr(unit.counts)));
+    }
+
+    // The runtime communicates f32 payloads.
+    TypeAttr payload = TypeAttr::get(builder.getF32Type());
+    auto tokenType = TokenType::get(&getContext());
+    for (UnitOp unit : units) {
+      if (unit.getKind() == UnitKind::local) {
+        builder.create<ComputeOp>(loc, unit);
+        continue;
+      }
+      if (unit.getKind() == UnitKind::small) {
+        Value reduced =
+            builder.create<AllReduceOp>(loc, tokenType, unit, payload);
+        builder.create<WaitOp>(loc, reduced);
+        builder.create<ComputeOp>(loc, unit);
+        continue;
+      }
+      Value reduced =
+          builder.create<ReduceScatterOp>(loc, tokenType, unit, payload);
       builder.create<WaitOp>(loc, reduced);
-      builder.create<ComputeOp>(loc, params);
+      builder.create<ComputeOp>(loc, unit);
       Value gathered =
-          builder.create<AllGatherOp>(loc, tokenType, params, counts);
+          builder.create<AllGatherOp>(loc, tokenType, unit, payload);
       builder.create<WaitOp>(loc, gathered);
     }
   }

@@ -8,6 +8,45 @@
 using namespace mlir;
 using namespace optgen;
 
+/// Whether `group`'s `where` holds for a parameter of `shape`. The condition
+/// may use only the parameter's shape, so its shape queries are folded to
+/// constants on a copy whose parameter has that shape, and the interpreter
+/// evaluates the rest on a parameter of one element: a model's matrices are
+/// never materialised.
+static FailureOr<bool> evaluateWhereOnShape(GroupOp group,
+                                            ArrayRef<int64_t> shape) {
+  MLIRContext *context = group.getContext();
+  OwningOpRef<GroupOp> copy = cast<GroupOp>(group->clone());
+  BlockArgument param = copy->getPredicate().front().getArgument(0);
+  Type elementType = cast<SymbolicTensorType>(param.getType()).getElementType();
+  SmallVector<Attribute> dims;
+  for (int64_t dim : shape)
+    dims.push_back(IntegerAttr::get(IntegerType::get(context, 64), dim));
+  param.setType(SymbolicTensorType::get(dims, elementType));
+  OpBuilder builder(context);
+  Dialect *dialect = context->getLoadedDialect<OptgenDialect>();
+  for (Operation *query : llvm::make_early_inc_range(param.getUsers())) {
+    SmallVector<OpFoldResult> folded;
+    if (failed(query->fold(folded)) || folded.size() != 1 ||
+        !isa<Attribute>(folded[0]))
+      continue;
+    builder.setInsertionPoint(query);
+    Operation *constant = dialect->materializeConstant(
+        builder, cast<Attribute>(folded[0]), query->getResult(0).getType(),
+        query->getLoc());
+    if (!constant)
+      continue;
+    query->replaceAllUsesWith(constant);
+    query->erase();
+  }
+  // A query the shape cannot answer alone: evaluate on the parameter.
+  if (!param.use_empty())
+    return interp::evaluateWhere(group, shape);
+  param.setType(SymbolicTensorType::get(context, {}, elementType,
+                                        /*anyRank=*/true));
+  return interp::evaluateWhere(*copy, {});
+}
+
 FailureOr<runtime::Plan> optgen::planParameters(OptimizerOp optimizer,
                                                 bool boundGroups) {
   std::vector<runtime::ParamDesc> params;
@@ -32,7 +71,7 @@ FailureOr<runtime::Plan> optgen::planParameters(OptimizerOp optimizer,
       desc.patterns.push_back(cast<StringAttr>(pattern).str());
     if (!group.getPredicate().empty())
       desc.where = [group](const std::vector<int64_t> &shape) mutable {
-        FailureOr<bool> accepted = interp::evaluateWhere(group, shape);
+        FailureOr<bool> accepted = evaluateWhereOnShape(group, shape);
         if (failed(accepted))
           throw runtime::Error("the 'where' of group '" +
                                group.getSymName().str() + "' failed");
@@ -77,4 +116,45 @@ optgen::planShardsFor(OptimizerOp optimizer, int worldSize,
   } catch (const runtime::Error &error) {
     return optimizer.emitError(error.what());
   }
+}
+
+runtime::ShardPlan optgen::readShardPlan(ScheduleOp schedule) {
+  auto optimizer = schedule->getParentOfType<OptimizerOp>();
+  llvm::StringMap<size_t> indexOf;
+  SmallVector<std::vector<int64_t>> shapes;
+  for (ParamOp param : optimizer.getBlock().getOps<ParamOp>()) {
+    indexOf[param.getName()] = shapes.size();
+    shapes.emplace_back(param.getShape().begin(), param.getShape().end());
+  }
+  runtime::ShardPlan plan;
+  plan.worldSize = static_cast<int>(schedule.getWorldSize());
+  plan.ownedCost.assign(plan.worldSize, 0.0);
+  for (UnitOp op : schedule.getBlock().getOps<UnitOp>()) {
+    // A rank alone shares nothing: its local units are no planner units.
+    if (op.getKind() == UnitKind::local)
+      continue;
+    runtime::ShardUnit unit;
+    switch (op.getKind()) {
+    case UnitKind::local:
+      break;
+    case UnitKind::small:
+      unit.kind = runtime::ShardUnit::Kind::Small;
+      break;
+    case UnitKind::flat:
+      unit.kind = runtime::ShardUnit::Kind::Flat;
+      break;
+    case UnitKind::owned:
+      unit.kind = runtime::ShardUnit::Kind::Owned;
+      break;
+    }
+    for (StringRef name : op.getParams().getAsValueRange<StringAttr>())
+      unit.params.push_back(indexOf.lookup(name));
+    if (op.getOwners())
+      unit.owner.assign(op.getOwners()->begin(), op.getOwners()->end());
+    unit.counts.assign(op.getCounts().begin(), op.getCounts().end());
+    for (auto [p, owner] : llvm::zip(unit.params, unit.owner))
+      plan.ownedCost[owner] += runtime::updateCost(shapes[p]);
+    plan.units.push_back(std::move(unit));
+  }
+  return plan;
 }

@@ -17,9 +17,11 @@ struct ScheduleCollectivesPass
   void runOnOperation() override {
     for (ScheduleOp schedule : getOperation().getBlock().getOps<ScheduleOp>()) {
       Block &body = schedule.getBody().front();
-      SmallVector<Operation *> reductions, gatherWaits, middle;
+      SmallVector<Operation *> units, reductions, gatherWaits, middle;
       for (Operation &op : body) {
-        if (isa<AllReduceOp, ReduceScatterOp>(op))
+        if (isa<UnitOp>(op))
+          units.push_back(&op);
+        else if (isa<AllReduceOp, ReduceScatterOp>(op))
           reductions.push_back(&op);
         else if (auto wait = dyn_cast<WaitOp>(op);
                  wait && wait.getToken().getDefiningOp<AllGatherOp>())
@@ -27,9 +29,10 @@ struct ScheduleCollectivesPass
         else
           middle.push_back(&op);
       }
-      // Phase 1: launch every reduction; phase 2, in the units' order: wait,
-      // update, launch the gather; phase 3: wait for every gather.
-      for (Operation *op : llvm::concat<Operation *>(reductions, middle,
+      // The units first, as every phase uses them. Phase 1: launch every
+      // reduction; phase 2, in the units' order: wait, update, launch the
+      // gather; phase 3: wait for every gather.
+      for (Operation *op : llvm::concat<Operation *>(units, reductions, middle,
                                                      gatherWaits))
         op->moveBefore(&body, body.end());
     }

@@ -44,6 +44,9 @@ struct SpecializeShapesPass
         auto copy = cast<RuleOp>(builder.clone(*rule));
         after = copy;
         copy.setSymName(name);
+        // What holds for the rule for any shape (being elementwise: ZeRO-2
+        // may split it by element) holds for its copy.
+        copy->setAttr("optgen.specializes", FlatSymbolRefAttr::get(rule));
         for (BlockArgument arg : copy.getBlock().getArguments())
           arg.setType(concrete);
         symbols.insert(copy);

@@ -182,3 +182,203 @@ TEST(OptimizerTest, PlannedParametersAreExactlyThoseCompiledFor) {
 }
 
 } // namespace
+
+namespace {
+
+/// A step compiled by hand for sgdSpec's compiledParams() on one rank:
+/// what generated code prints for `--shapes ... --world-size 1` of a
+/// distributed spec, every kind of unit included.
+int compiledSteps = 0;
+
+void compiledStep(Executor &x) {
+  ++compiledSteps;
+  Token t0 = x.launchAllReduce(0);
+  Token t1 = x.launchReduceScatter(1);
+  Token t2 = x.launchReduceScatter(2);
+  x.wait(t0);
+  x.compute(0);
+  x.wait(t1);
+  x.compute(1);
+  Token t3 = x.launchAllGather(1);
+  x.wait(t2);
+  x.compute(2);
+  Token t4 = x.launchAllGather(2);
+  x.wait(t3);
+  x.wait(t4);
+}
+
+OptimizerSpec compiledSpec(int worldSize = 1,
+                           void (*step)(Executor &) = compiledStep) {
+  OptimizerSpec spec = sgdSpec();
+  spec.rules[0].elementwise = true;
+  spec.plannedParams = {{"a.weight", {4, 4}, 0, -1},
+                        {"b.weight", {4, 4}, 0, -1},
+                        {"bias", {40}, 1, -1},
+                        {"tiny", {3}, 1, -1}};
+  spec.compiledSchedule = CompiledSchedule{
+      worldSize,
+      {{UnitKind::Small, 0, {3}, {}, {3}, DType::F32},
+       {UnitKind::Flat, 0, {2}, {}, {40}, DType::F32},
+       {UnitKind::Owned, 0, {0, 1}, {0, 0}, {32}, DType::F32}},
+      step};
+  return spec;
+}
+
+struct Model {
+  std::vector<float> a, da, b, db, bias, dbias, tiny, dtiny;
+  Model() {
+    for (int i = 0; i < 16; ++i) {
+      a.push_back(0.1f * i);
+      da.push_back(1.0f - 0.05f * i);
+      b.push_back(-0.2f * i);
+      db.push_back(0.3f);
+    }
+    for (int i = 0; i < 40; ++i) {
+      bias.push_back(0.01f * i);
+      dbias.push_back(0.5f - 0.02f * i);
+    }
+    tiny = {1, 2, 3};
+    dtiny = {-1, 0, 1};
+  }
+  /// Registers in another order than the compiled one.
+  void addTo(OptimizerFront &opt) {
+    opt.addParameter("tiny", view(tiny, {3}), view(dtiny, {3}));
+    opt.addParameter("bias", view(bias, {40}), view(dbias, {40}));
+    opt.addParameter("b.weight", view(b, {4, 4}), view(db, {4, 4}));
+    opt.addParameter("a.weight", view(a, {4, 4}), view(da, {4, 4}));
+  }
+};
+
+std::string finalizeError(OptimizerFront &opt) {
+  try {
+    opt.finalize();
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(OptimizerTest, ACompiledScheduleRunsItsStepAndPlansNothing) {
+  Model compiled, planned;
+  Optimizer withSchedule(compiledSpec());
+  compiled.addTo(withSchedule);
+  withSchedule.finalize();
+  EXPECT_TRUE(withSchedule.schedule().program.empty());
+  EXPECT_EQ(withSchedule.schedule().units[2].params,
+            (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(withSchedule.groupOf("bias"), "rest");
+
+  OptimizerSpec plain = sgdSpec();
+  plain.rules[0].elementwise = true;
+  Optimizer reference(plain);
+  planned.addTo(reference);
+  reference.finalize();
+  compiledSteps = 0;
+  for (int s = 0; s < 3; ++s) {
+    withSchedule.step();
+    reference.step();
+  }
+  EXPECT_EQ(compiledSteps, 3);
+  EXPECT_EQ(compiled.a, planned.a);
+  EXPECT_EQ(compiled.b, planned.b);
+  EXPECT_EQ(compiled.bias, planned.bias);
+  EXPECT_EQ(compiled.tiny, planned.tiny);
+  EXPECT_EQ(withSchedule.stepCount("a.weight"), 3);
+  EXPECT_EQ(withSchedule.stateBytes(), reference.stateBytes());
+  // Collectives of one rank: 3 all-reduced, 40 and 32 scattered and
+  // gathered, in f32.
+  EXPECT_EQ(withSchedule.bytesSent(), 4 * (3 + 40 + 40 + 32 + 32));
+}
+
+TEST(OptimizerTest, ACompiledScheduleNamesTheFirstDifference) {
+  {
+    Model model;
+    Optimizer opt(compiledSpec(4));
+    model.addTo(opt);
+    EXPECT_EQ(finalizeError(opt),
+              "optimizer 'sgd' was compiled for 4 ranks, running on 1");
+  }
+  {
+    Model model;
+    Optimizer opt(compiledSpec());
+    opt.addParameter("tiny", view(model.tiny, {3}), view(model.dtiny, {3}));
+    opt.addParameter("bias", view(model.bias, {4, 10}),
+                     view(model.dbias, {4, 10}));
+    opt.addParameter("b.weight", view(model.b, {4, 4}), view(model.db, {4, 4}));
+    opt.addParameter("a.weight", view(model.a, {4, 4}), view(model.da, {4, 4}));
+    EXPECT_EQ(finalizeError(opt), "optimizer 'sgd' was compiled for parameter "
+                                  "'bias' of shape [40], got [4, 10]");
+  }
+  {
+    Model model;
+    Optimizer opt(compiledSpec());
+    opt.addParameter("tiny", view(model.tiny, {3}), view(model.dtiny, {3}),
+                     "matrices");
+    EXPECT_EQ(finalizeError(opt),
+              "optimizer 'sgd' was compiled for parameter 'tiny' in group "
+              "'rest', got group 'matrices'");
+  }
+  {
+    Model model;
+    OptimizerSpec spec = compiledSpec();
+    spec.compiledSchedule->units[2].counts = {16};
+    Optimizer opt(spec);
+    model.addTo(opt);
+    EXPECT_EQ(finalizeError(opt),
+              "unit 2 (owned) of the schedule: rank 0's part is 16 elements, "
+              "but it owns 32");
+  }
+}
+
+void computesBeforeItsReduction(Executor &x) {
+  x.launchAllReduce(0);
+  x.compute(0);
+}
+
+void leavesAGatherInFlight(Executor &x) {
+  Token t0 = x.launchAllReduce(0);
+  Token t1 = x.launchReduceScatter(1);
+  Token t2 = x.launchReduceScatter(2);
+  x.wait(t0);
+  x.compute(0);
+  x.wait(t1);
+  x.compute(1);
+  x.launchAllGather(1);
+  x.wait(t2);
+  x.compute(2);
+  x.wait(x.launchAllGather(2));
+}
+
+void gathersASmallUnit(Executor &x) { x.launchAllGather(0); }
+
+TEST(OptimizerTest, ACompiledStepOutOfOrderIsAnError) {
+  for (auto [step, error] :
+       {std::pair{computesBeforeItsReduction,
+                  "unit 0 (small): compute while its reduction is in flight"},
+        std::pair{leavesAGatherInFlight,
+                  "the step left unit 1 (flat) incomplete: its all-gather was "
+                  "not waited for"},
+        std::pair{gathersASmallUnit, "unit 0 (small) has no all-gather"}}) {
+    Model model;
+    Optimizer opt(compiledSpec(1, step));
+    model.addTo(opt);
+    opt.finalize();
+    try {
+      opt.step();
+      ADD_FAILURE() << "expected: " << error;
+    } catch (const Error &caught) {
+      EXPECT_EQ(std::string(caught.what()), error);
+    }
+  }
+}
+
+TEST(OptimizerTest, TheHostExecutorStepsOnlyHostMemory) {
+  Optimizer opt(sgdSpec());
+  std::vector<float> w = {1}, dw = {1};
+  opt.addParameter("w", view(w, {1}),
+                   TensorView{dw.data(), DType::F32, {1}, Device::Cuda});
+  EXPECT_EQ(finalizeError(opt), "parameter 'w' is in cuda memory; the host "
+                                "executor steps host memory");
+}
+
+} // namespace

@@ -440,7 +440,16 @@ TEST(Safetensors, RejectsHostileFiles) {
     EXPECT_EQ(message.rfind("'" + path + "': ", 0), 0u)
         << test.label << ": " << message;
     EXPECT_LT(message.size(), 400u) << test.label << ": " << message;
-    // The in-memory reader makes the same checks.
+    // So do the header-only reader and the in-memory reader.
+    writeFile(path, test.file);
+    try {
+      SafetensorsFile::openHeader(path);
+      ADD_FAILURE() << test.label << ": openHeader accepted it";
+    } catch (const Error &error) {
+      EXPECT_NE(std::string(error.what()).find(test.problem), std::string::npos)
+          << test.label << ": " << error.what();
+    }
+    std::remove(path.c_str());
     try {
       SafetensorsFile::fromBytes(test.file, "mem");
       ADD_FAILURE() << test.label << ": fromBytes accepted it";
@@ -468,6 +477,41 @@ TEST(Safetensors, AcceptsWhatTheReferenceAccepts) {
   EXPECT_EQ(loaded.names(), (std::vector<std::string>{"b", "z", "a", "e"}));
   EXPECT_TRUE(loaded.metadata().empty());
   EXPECT_EQ(loaded.info("z").shape, (std::vector<int64_t>{0, 5}));
+}
+
+TEST(Safetensors, HeaderOnlyReadsNoData) {
+  SafetensorsWriter writer;
+  writer.add("w", DType::BF16, {2, 3}, Bytes(12, 7));
+  writer.add("b", DType::F32, {3}, Bytes(12, 9));
+  writer.setMetadata("format", "pt");
+  std::string path = tempPath("header-only.safetensors");
+  writeFile(path, writer.serialize());
+  SafetensorsFile header = SafetensorsFile::openHeader(path);
+  EXPECT_EQ(header.names(), SafetensorsFile::open(path).names());
+  EXPECT_EQ(header.info("w").shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(header.info("w").dtype, DType::BF16);
+  EXPECT_EQ(header.metadata().at("format"), "pt");
+  try {
+    header.view("w");
+    ADD_FAILURE() << "view() of a header-only file";
+  } catch (const Error &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "'" + path + "': tensor 'w': only the header was read "
+                           "(openHeader)");
+  }
+  // The data is not read, but its size is checked against the offsets: one
+  // byte missing, or one too many, is an error.
+  Bytes bytes = writer.serialize();
+  for (Bytes wrong : {Bytes(bytes.begin(), bytes.end() - 1),
+                      [&] {
+                        Bytes longer = bytes;
+                        longer.push_back(0);
+                        return longer;
+                      }()}) {
+    writeFile(path, wrong);
+    EXPECT_THROW(SafetensorsFile::openHeader(path), Error);
+  }
+  std::remove(path.c_str());
 }
 
 #ifdef OPTGEN_GOLDEN_DIR

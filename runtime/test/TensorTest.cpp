@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <vector>
 
 using namespace optgen::runtime;
 
@@ -113,4 +115,50 @@ TEST(Tensor, CopiesUnalignedViews) {
   Tensor scalar = Tensor::zeros(DType::F32, {});
   EXPECT_EQ(scalar.numel(), 1);
   EXPECT_EQ(scalar.bytes.size(), 4u);
+}
+
+TEST(Tensor, ViewsAreOnTheHostUnlessTaggedAndOnlyHostMemoryIsRead) {
+  float value = 1.5f;
+  TensorView host{&value, DType::F32, {1}};
+  EXPECT_EQ(host.device, Device::Host);
+  EXPECT_EQ(readFloat(host, 0), 1.5f);
+  TensorView device{&value, DType::F32, {1}, Device::Cuda};
+  EXPECT_EQ(deviceName(device.device), "cuda");
+  EXPECT_THROW(readFloat(device, 0), Error);
+  EXPECT_THROW(writeFloat(device, 0, 2.0f), Error);
+  EXPECT_THROW(Tensor::copyOf(device), Error);
+}
+
+TEST(Tensor, ConvertsInBulkAsElementAccessRounds) {
+  // Values around bf16/f16 rounding boundaries, specials included.
+  std::vector<float> values = {0.0f, -0.0f, 1.0f, 1.00390625f, 1.005859375f,
+                               -3.14159f, 65504.0f, 65520.0f, 1e-8f,
+                               std::numeric_limits<float>::infinity(),
+                               std::numeric_limits<float>::quiet_NaN()};
+  for (float x = -2.0f; x < 2.0f; x += 0.0137f)
+    values.push_back(x);
+  int64_t n = static_cast<int64_t>(values.size());
+  for (DType narrow : {DType::BF16, DType::F16}) {
+    std::vector<uint16_t> bulk(values.size()), single(values.size());
+    convertElements(values.data(), DType::F32, bulk.data(), narrow, n);
+    TensorView view{single.data(), narrow, {n}};
+    for (int64_t i = 0; i < n; ++i)
+      writeFloat(view, i, values[i]);
+    EXPECT_EQ(bulk, single) << dtypeName(narrow);
+    std::vector<float> widened(values.size());
+    convertElements(bulk.data(), narrow, widened.data(), DType::F32, n);
+    for (int64_t i = 0; i < n; ++i) {
+      float expected = readFloat(view, i);
+      if (std::isnan(expected))
+        EXPECT_TRUE(std::isnan(widened[i]));
+      else
+        EXPECT_EQ(widened[i], expected);
+    }
+  }
+  std::vector<float> copy(values.size());
+  convertElements(values.data(), DType::F32, copy.data(), DType::F32, n);
+  EXPECT_EQ(std::memcmp(copy.data(), values.data(), copy.size() * 4), 0);
+  EXPECT_THROW(convertElements(values.data(), DType::F32, copy.data(),
+                               DType::F64, n),
+               Error);
 }

@@ -223,23 +223,3 @@ optgen.optimizer @o {
   // expected-error @+1 {{repeats the optimizer's distribution strategy}}
   optgen.distribute zero2
 }
-
-// -----
-
-optgen.optimizer @o {
-  optgen.schedule world_size 2 {
-    // expected-error @+1 {{gives 3 counts for 2 ranks}}
-    %0 = optgen.reduce_scatter ["a"] counts [1, 1, 1] : !optgen.token
-    optgen.wait %0
-  }
-}
-
-// -----
-
-optgen.optimizer @o {
-  optgen.schedule world_size 1 {
-    // expected-error @+1 {{must be waited for exactly once}}
-    %0 = optgen.all_reduce ["a"] elements 3 : !optgen.token
-    optgen.compute ["a"]
-  }
-}

@@ -65,3 +65,49 @@ optgen.optimizer @o {
   optgen.group @matrices = @ortho match ["h.*"] {}
   optgen.param "h.0.b" [16]
 }
+
+// -----
+
+// A `where` sees only the parameter's shape: queries with constant axes are
+// answered from the shape alone (@wide), a computed axis on the parameter
+// itself (@tall); the rest of the condition is evaluated either way.
+// CHECK-LABEL: optgen.optimizer @o
+// CHECK: optgen.param "wide" [4, 64] -> @wide
+// CHECK: optgen.param "tall" [64, 4] -> @tall
+// CHECK: optgen.param "square" [64, 64] -> @rest
+optgen.optimizer @o {
+  optgen.rule @sgd inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+    optgen.update %p : !optgen.tensor<*, f32>
+  }
+  optgen.group @wide = @sgd match ["*"] {} where {
+  ^bb0(%param: !optgen.tensor<*, f32>):
+    %zero = optgen.constant 0 : i64
+    %one = optgen.constant 1 : i64
+    %limit = optgen.constant 1000 : i64
+    %rows = optgen.dim %param, %zero : !optgen.tensor<*, f32>
+    %cols = optgen.dim %param, %one : !optgen.tensor<*, f32>
+    %numel = optgen.numel %param : !optgen.tensor<*, f32>
+    %wider = optgen.cmp gt, %cols, %rows : i64, i64
+    %small = optgen.cmp lt, %numel, %limit : i64, i64
+    %ok = optgen.and %wider, %small : i1, i1
+    optgen.yield %ok : i1
+  }
+  optgen.group @tall = @sgd match ["*"] {} where {
+  ^bb0(%param: !optgen.tensor<*, f32>):
+    %zero = optgen.constant 0 : i64
+    %one = optgen.constant 1 : i64
+    %n = optgen.ndim %param : !optgen.tensor<*, f32>
+    %last = optgen.sub %n, %one : i64, i64
+    %rows = optgen.dim %param, %zero : !optgen.tensor<*, f32>
+    %cols = optgen.dim %param, %last : !optgen.tensor<*, f32>
+    %wide = optgen.cmp le, %rows, %cols : i64, i64
+    %ok = optgen.not %wide : i1
+    optgen.yield %ok : i1
+  }
+  optgen.group @rest = @sgd match ["*"] {}
+  optgen.param "wide" [4, 64]
+  optgen.param "tall" [64, 4]
+  optgen.param "square" [64, 64]
+  optgen.distribute none
+}

@@ -1,35 +1,50 @@
 // RUN: %optgen-opt %s --pass-pipeline='builtin.module(optgen.optimizer(optgen-schedule-collectives))' | FileCheck %s
 
 // Three phases: every reduction first; per unit its wait, update and
-// gather; the gathers' waits last.
+// gather; the gathers' waits last. The units stay first, as every phase
+// uses them.
 // CHECK-LABEL: optgen.schedule world_size 2
-// CHECK-NEXT: %[[R0:.*]] = optgen.all_reduce ["s"]
-// CHECK-NEXT: %[[R1:.*]] = optgen.reduce_scatter ["e"]
-// CHECK-NEXT: %[[R2:.*]] = optgen.reduce_scatter ["a", "b"]
+// CHECK-NEXT: %[[S:.*]] = optgen.unit small ["s"]
+// CHECK-NEXT: %[[E:.*]] = optgen.unit flat ["e"]
+// CHECK-NEXT: %[[AB:.*]] = optgen.unit owned ["a", "b"]
+// CHECK-NEXT: %[[R0:.*]] = optgen.all_reduce %[[S]] payload f32
+// CHECK-NEXT: %[[R1:.*]] = optgen.reduce_scatter %[[E]] payload f32
+// CHECK-NEXT: %[[R2:.*]] = optgen.reduce_scatter %[[AB]] payload f32
 // CHECK-NEXT: optgen.wait %[[R0]]
-// CHECK-NEXT: optgen.compute ["s"]
+// CHECK-NEXT: optgen.compute %[[S]]
 // CHECK-NEXT: optgen.wait %[[R1]]
-// CHECK-NEXT: optgen.compute ["e"]
-// CHECK-NEXT: %[[G1:.*]] = optgen.all_gather ["e"]
+// CHECK-NEXT: optgen.compute %[[E]]
+// CHECK-NEXT: %[[G1:.*]] = optgen.all_gather %[[E]] payload f32
 // CHECK-NEXT: optgen.wait %[[R2]]
-// CHECK-NEXT: optgen.compute ["a", "b"]
-// CHECK-NEXT: %[[G2:.*]] = optgen.all_gather ["a", "b"]
+// CHECK-NEXT: optgen.compute %[[AB]]
+// CHECK-NEXT: %[[G2:.*]] = optgen.all_gather %[[AB]] payload f32
 // CHECK-NEXT: optgen.wait %[[G1]]
 // CHECK-NEXT: optgen.wait %[[G2]]
 optgen.optimizer @o {
+  optgen.rule @sgd inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+    optgen.update %p : !optgen.tensor<*, f32>
+  }
+  optgen.param "s" [3]
+  optgen.param "e" [100]
+  optgen.param "a" [8, 8]
+  optgen.param "b" [8, 8]
   optgen.schedule world_size 2 {
-    %0 = optgen.all_reduce ["s"] elements 3 : !optgen.token
+    %s = optgen.unit small ["s"] offsets [0] rules [@sgd] counts [3]
+    %e = optgen.unit flat ["e"] offsets [0] rules [@sgd] counts [50, 50]
+    %ab = optgen.unit owned ["a", "b"] offsets [0, 64] rules [@sgd, @sgd] owners [0, 1] counts [64, 64]
+    %0 = optgen.all_reduce %s payload f32
     optgen.wait %0
-    optgen.compute ["s"]
-    %1 = optgen.reduce_scatter ["e"] counts [50, 50] : !optgen.token
+    optgen.compute %s
+    %1 = optgen.reduce_scatter %e payload f32
     optgen.wait %1
-    optgen.compute ["e"]
-    %2 = optgen.all_gather ["e"] counts [50, 50] : !optgen.token
+    optgen.compute %e
+    %2 = optgen.all_gather %e payload f32
     optgen.wait %2
-    %3 = optgen.reduce_scatter ["a", "b"] counts [64, 64] owners [0, 1] : !optgen.token
+    %3 = optgen.reduce_scatter %ab payload f32
     optgen.wait %3
-    optgen.compute ["a", "b"]
-    %4 = optgen.all_gather ["a", "b"] counts [64, 64] : !optgen.token
+    optgen.compute %ab
+    %4 = optgen.all_gather %ab payload f32
     optgen.wait %4
   }
 }

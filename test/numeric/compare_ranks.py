@@ -1,9 +1,11 @@
 """The distributed step against one rank: compare_ranks.py --runner R
---case C --mpiexec M --ranks N [--split-grads] [--replicated-bytes B]
+[--reference-runner R1] --case C --mpiexec M --ranks N [--split-grads]
+[--replicated-bytes B]
 [--explain-with OPTGEN --spec SPEC [--define NAME=VALUE]]
 
 Replays the case with 1 rank and with N ranks (mpirun) and checks that every
-parameter ends the same (rel < 1e-6). With --replicated-bytes, also that
+parameter ends the same (rel < 1e-6). The one rank runs R1 when given (a
+runner compiled for N ranks runs on N alone). With --replicated-bytes, also that
 rank 0's optimizer state is within 2% of 1/N of the one-rank state plus what
 is replicated (the state of the tensors under small_numel). With
 --explain-with, that `optgen explain` predicts the state rank 0 holds, to the byte. Prints
@@ -32,6 +34,8 @@ def main():
     parser.add_argument("--runner", required=True)
     parser.add_argument("--runner-arg", action="append", default=[],
                         help="an argument the runner takes first (optgen run SPEC ...)")
+    parser.add_argument("--reference-runner",
+                        help="the runner of the one-rank replay (default: --runner)")
     parser.add_argument("--case", required=True)
     parser.add_argument("--mpiexec", required=True)
     parser.add_argument("--ranks", type=int, required=True)
@@ -46,7 +50,8 @@ def main():
     split = ["--split-grads"] if args.split_grads else []
     with tempfile.TemporaryDirectory() as tmp:
         runner = [args.runner] + args.runner_arg
-        one = run(runner, args.case, f"{tmp}/one.safetensors", f"{tmp}/one.json")
+        reference = [args.reference_runner] if args.reference_runner else runner
+        one = run(reference, args.case, f"{tmp}/one.safetensors", f"{tmp}/one.json")
         many = run([args.mpiexec, "-np", str(args.ranks), "--oversubscribe"] + runner + split,
                    args.case, f"{tmp}/many.safetensors", f"{tmp}/many.json")
         a, _ = safetensors_io.read(f"{tmp}/one.safetensors")

@@ -1,11 +1,13 @@
 //===- optgen-opt.cpp - The optgen dialect and passes under mlir-opt ------===//
 //
 // For lit tests of the dialect and of each pass: parses optgen IR, runs the
-// passes named on the command line, prints the result.
+// passes (or the pipelines of optgen compile's stages, optgen-plan and
+// optgen-lower-to-kernels) named on the command line, prints the result.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialect/OptgenDialect.h"
+#include "optgen/Pipelines/Pipelines.h"
 #include "optgen/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -17,6 +19,7 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   optgen::registerOptgenPasses();
+  optgen::registerOptgenPipelines();
   mlir::DialectRegistry registry;
   registry.insert<optgen::OptgenDialect>();
   return mlir::asMainReturnCode(mlir::MlirOptMain(

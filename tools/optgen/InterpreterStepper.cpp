@@ -3,7 +3,7 @@
 #include "InterpreterStepper.h"
 
 #include "optgen/Interpreter/Interpreter.h"
-#include "optgen/runtime/CaseRunner.h"
+#include "optgen/runtime/CaseReplay.h"
 #include "optgen/runtime/Error.h"
 #include "optgen/runtime/Planner.h"
 

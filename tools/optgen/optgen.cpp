@@ -1,35 +1,33 @@
 //===- optgen.cpp - The optgen compiler driver ----------------------------===//
 //
-// `optgen compile SPEC --emit=ast|mlir [-o FILE]`: reads a spec, reports any
-// error at its location with the source line and a caret, and prints the
-// requested stage.
+// The command line of optgen: `optgen compile` prints a stage of a spec's
+// compilation (or writes the generated code), `optgen run` replays a case
+// on the compiled code or the interpreter, `optgen explain` reads the
+// schedule of a distributed step. The work is done by the libraries:
+// loading a spec (optgen/Driver/Spec.h), the stages' pipelines
+// (optgen/Pipelines/Pipelines.h), emission and the runner's build
+// (optgen/Driver/Emission.h, Runner.h), explain's analysis
+// (optgen/Driver/Explain.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "InterpreterStepper.h"
-#include "ShapesFile.h"
 
 #include "dialect/OptgenDialect.h"
+#include "optgen/Driver/Emission.h"
+#include "optgen/Driver/Explain.h"
+#include "optgen/Driver/Runner.h"
+#include "optgen/Driver/Spec.h"
 #include "optgen/Frontend/MLIRGen.h"
-#include "optgen/Frontend/Parser.h"
-#include "optgen/Target/Cpu/EmitCpu.h"
-#include "optgen/Transforms/Passes.h"
-#include "optgen/Transforms/Planning.h"
+#include "optgen/Pipelines/Pipelines.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
-#include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
-#include "llvm/Support/Program.h"
-#include "llvm/Support/xxhash.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -54,7 +52,9 @@ cl::SubCommand explainCommand(
     "explain", "Show the plan of a distributed step: per rank what it "
                "updates, its optimizer state, its traffic");
 
-cl::opt<std::string> specFile(cl::Positional, cl::desc("<spec.opt>"),
+cl::opt<std::string> specFile(cl::Positional,
+                              cl::desc("<spec.opt> (explain: or optgen IR, "
+                                       "a .mlir file with a schedule)"),
                               cl::Required, cl::sub(compileCommand),
                               cl::sub(runCommand), cl::sub(explainCommand),
                               cl::cat(optgenCategory));
@@ -66,18 +66,25 @@ cl::opt<std::string> outputFile(
     cl::value_desc("FILE"), cl::init("-"), cl::sub(compileCommand),
     cl::cat(optgenCategory));
 
-enum class Stage { AST, MLIR, Planned, Kernels, Code };
+enum class Stage { AST, MLIR, Planned, Kernels, Executable, Code };
 cl::opt<Stage> emit(
     "emit", cl::desc("What to print:"), cl::init(Stage::MLIR),
     cl::values(
         clEnumValN(Stage::AST, "ast", "the syntax tree of the spec"),
         clEnumValN(Stage::MLIR, "mlir",
-                   "the spec in the optgen dialect (the default)"),
+                   "the spec in the optgen dialect (the default), with "
+                   "--shapes the model's parameters as optgen.param ops"),
         clEnumValN(Stage::Planned, "planned",
-                   "with --shapes: the parameters bound to groups and "
-                   "bucketed by shape"),
+                   "with --shapes: mlir after the optgen-plan pipeline "
+                   "(parameters bound and bucketed, rules specialised, with "
+                   "--world-size the distributed step's schedule)"),
         clEnumValN(Stage::Kernels, "kernels",
-                   "the rules with their math fused into kernels"),
+                   "planned (or mlir, without --shapes) after the "
+                   "optgen-lower-to-kernels pipeline: the rules' math fused "
+                   "into kernels"),
+        clEnumValN(Stage::Executable, "executable",
+                   "kernels after the optgen-lower-to-executable pipeline: "
+                   "accumulator types and every tensor's buffer decided"),
         clEnumValN(Stage::Code, "code",
                    "the generated code for --target (the default with it)")),
     cl::sub(compileCommand), cl::cat(optgenCategory));
@@ -161,155 +168,56 @@ cl::opt<bool> splitInputFile(
              "separate spec (for tests)"),
     cl::sub(compileCommand), cl::cat(optgenCategory));
 
+cl::opt<bool> printDebugInfo(
+    "mlir-print-debuginfo",
+    cl::desc("Print the IR with its locations (the spec lines and names "
+             "that optgen-translate cites in generated code)"),
+    cl::sub(compileCommand), cl::cat(optgenCategory));
+
 cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
     cl::desc("Check the reported errors against the spec's "
              "'// expected-error {{...}}' comments (for tests)"),
     cl::sub(compileCommand), cl::cat(optgenCategory));
 
-/// Reports syntax errors as MLIR diagnostics, with the same form and the
-/// same --verify-diagnostics checks as every later error.
-SyntaxErrorFn syntaxErrorsAsDiagnostics(mlir::MLIRContext &context,
-                                        SourceMgr &sourceMgr) {
-  return [&context, &sourceMgr](SMLoc at, const Twine &message) {
-    unsigned id = sourceMgr.FindBufferContainingLoc(at);
-    auto [line, col] = sourceMgr.getLineAndColumn(at, id);
-    mlir::emitError(mlir::FileLineColLoc::get(
-        &context, sourceMgr.getMemoryBuffer(id)->getBufferIdentifier(), line,
-        col))
-        << message;
-  };
-}
-
-/// Adds each -D NAME=VALUE to `sourceMgr` as a one-constant spec and parses
-/// it, so values are written, and their errors reported, as in a spec.
-LogicalResult parseDefines(SourceMgr &sourceMgr,
-                           std::vector<std::unique_ptr<ast::Module>> &parsed,
-                           std::vector<const ast::ConstDecl *> &overrides,
-                           const SyntaxErrorFn &onError) {
-  for (const std::string &define : defines) {
-    size_t equals = define.find('=');
-    if (equals == std::string::npos || equals == 0) {
-      WithColor::error(errs(), "optgen")
-          << "-D expects NAME=VALUE, got '" << define << "'\n";
-      return failure();
-    }
-    std::string text = "optimizer command_line const " +
-                       define.substr(0, equals) + " = " +
-                       define.substr(equals + 1) + "\n";
-    unsigned id = sourceMgr.AddNewSourceBuffer(
-        MemoryBuffer::getMemBufferCopy(text, "-D " + define), SMLoc());
-    std::unique_ptr<ast::Module> module = parseSpec(sourceMgr, id, onError);
-    if (!module)
-      return failure();
-    if (module->getDecls().size() != 1 ||
-        !isa<ast::ConstDecl>(module->getDecls().front().get())) {
-      WithColor::error(errs(), "optgen")
-          << "-D expects NAME=VALUE, got '" << define << "'\n";
-      return failure();
-    }
-    overrides.push_back(cast<ast::ConstDecl>(module->getDecls().front().get()));
-    parsed.push_back(std::move(module));
-  }
-  return success();
-}
-
-/// Adds the parameters of --shapes to the optimizer and plans them.
-LogicalResult planShapes(mlir::MLIRContext &context, mlir::ModuleOp module) {
-  std::vector<NamedShape> shapes;
-  std::string error;
-  if (!readShapes(shapesFile, shapes, error)) {
-    WithColor::error(errs(), "optgen") << error << "\n";
-    return failure();
-  }
-  mlir::OpBuilder builder(&context);
-  for (auto optimizer : module.getOps<OptimizerOp>()) {
-    builder.setInsertionPointToEnd(&optimizer.getBlock());
-    for (DistributeOp distribute : optimizer.getBlock().getOps<DistributeOp>())
-      builder.setInsertionPoint(distribute);
-    for (const auto &[name, shape] : shapes)
-      builder.create<ParamOp>(
-          mlir::NameLoc::get(builder.getStringAttr(name),
-                             mlir::FileLineColLoc::get(&context, shapesFile,
-                                                       0, 0)),
-          name, shape, mlir::FlatSymbolRefAttr());
-  }
-  mlir::PassManager pm(&context);
-  mlir::OpPassManager &optimizers = pm.nest<OptimizerOp>();
-  optimizers.addPass(createBindParams());
-  optimizers.addPass(createBucket());
-  optimizers.addPass(createSpecializeShapes());
-  if (worldSize > 0) {
-    optimizers.addPass(createPlanShards({worldSize}));
-    optimizers.addPass(createScheduleCollectives());
-  }
+/// Runs the pipeline `build` makes on `module`; failure after diagnostics.
+LogicalResult runPipeline(mlir::ModuleOp module,
+                          function_ref<void(mlir::OpPassManager &)> build) {
+  mlir::PassManager pm(module->getContext());
+  build(pm);
   return pm.run(module);
 }
 
-/// The passes that prepare each rule for the emitters.
-LogicalResult prepareKernels(mlir::MLIRContext &context,
-                             mlir::ModuleOp module) {
-  mlir::PassManager pm(&context);
-  mlir::OpPassManager &rules =
-      pm.nest<OptimizerOp>().nest<RuleOp>();
-  // Twice: folding shape queries makes types known, which lets more fold.
-  for (int round = 0; round < 2; ++round) {
-    rules.addPass(createInferShapes());
-    rules.addPass(mlir::createCanonicalizerPass());
-  }
-  rules.addPass(mlir::createCSEPass());
-  rules.addPass(createFuseKernels());
-  return pm.run(module);
+/// optgen-plan with the command line's world size (at least `minWorldSize`).
+LogicalResult plan(mlir::ModuleOp module, int minWorldSize = 0) {
+  PlanPipelineOptions options;
+  options.worldSize = std::max<int>(worldSize, minWorldSize);
+  return runPipeline(module, [&](mlir::OpPassManager &pm) {
+    buildPlanPipeline(pm, options);
+  });
 }
 
-/// The generated files of the optimizer in `module`.
-LogicalResult emitFiles(mlir::ModuleOp module, SourceMgr &sourceMgr,
-                        unsigned specId,
-                        std::map<std::string, std::string> &files) {
-  const MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(specId);
-  CpuEmitOptions options;
-  options.specName = sys::path::filename(buffer->getBufferIdentifier()).str();
-  options.sourceLine = [buffer](unsigned line) {
-    StringRef rest = buffer->getBuffer();
-    for (unsigned i = 1; i < line && !rest.empty(); ++i)
-      rest = rest.split('\n').second;
-    return rest.split('\n').first.str();
-  };
-  options.runtimeDir = OPTGEN_RUNTIME_DIR;
-  for (auto optimizer : module.getOps<OptimizerOp>())
-    if (failed(emitCpu(optimizer, options, files)))
-      return failure();
-  return success();
+LogicalResult lowerToKernels(mlir::ModuleOp module) {
+  return runPipeline(module, buildLowerToKernelsPipeline);
 }
 
-/// Writes `files` into `dir`, leaving files whose contents are unchanged
-/// alone (so that rebuilds stay incremental).
-LogicalResult writeFiles(StringRef dir,
-                         const std::map<std::string, std::string> &files) {
-  if (std::error_code error = sys::fs::create_directories(dir)) {
-    WithColor::error(errs(), "optgen")
-        << "cannot create '" << dir << "': " << error.message() << "\n";
-    return failure();
-  }
-  for (const auto &[name, text] : files) {
-    SmallString<256> path(dir);
-    sys::path::append(path, name);
-    if (auto existing = MemoryBuffer::getFile(path);
-        existing && (*existing)->getBuffer() == text)
-      continue;
-    std::error_code error;
-    raw_fd_ostream file(path, error);
-    if (error) {
-      WithColor::error(errs(), "optgen")
-          << "cannot write '" << path << "': " << error.message() << "\n";
-      return failure();
-    }
-    file << text;
-  }
-  return success();
+/// optgen-lower-to-executable as the CPU target wants it.
+LogicalResult lowerToExecutable(mlir::ModuleOp module) {
+  return runPipeline(module, [](mlir::OpPassManager &pm) {
+    buildLowerToExecutablePipeline(pm, ExecutablePipelineOptions());
+  });
 }
 
-/// Compiles one spec buffer (the whole file, or one part of a split file).
+void printIR(mlir::ModuleOp module, raw_ostream &os) {
+  mlir::OpPrintingFlags flags;
+  if (printDebugInfo)
+    flags.enableDebugInfo();
+  module->print(os, flags);
+  os << "\n";
+}
+
+/// Compiles one spec buffer (the whole file, or one part of a split file):
+/// each stage is the previous one with its pipeline applied.
 LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
                             raw_ostream &os) {
   mlir::MLIRContext context;
@@ -330,13 +238,11 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
     handler =
         std::make_unique<mlir::SourceMgrDiagnosticHandler>(sourceMgr, &context);
   }
-
-  SyntaxErrorFn onSyntaxError = syntaxErrorsAsDiagnostics(context, sourceMgr);
-
   auto finish = [&](LogicalResult result) {
     return verifier ? verifier->verify() : result;
   };
 
+  SyntaxErrorFn onSyntaxError = syntaxErrorsAsDiagnostics(context, sourceMgr);
   std::unique_ptr<ast::Module> spec =
       parseSpec(sourceMgr, specId, onSyntaxError);
   if (!spec)
@@ -348,46 +254,53 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
     return finish(success());
   }
 
-  std::vector<std::unique_ptr<ast::Module>> defineModules;
-  std::vector<const ast::ConstDecl *> overrides;
-  if (failed(parseDefines(sourceMgr, defineModules, overrides, onSyntaxError)))
+  FailureOr<Defines> parsed = parseDefines(sourceMgr, defines, onSyntaxError);
+  if (failed(parsed))
     return finish(failure());
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlirGen(context, sourceMgr, *spec, overrides);
-  if (!module)
+      mlirGen(context, sourceMgr, *spec, parsed->overrides);
+  if (!module ||
+      (!shapesFile.empty() && failed(addShapes(*module, shapesFile))))
     return finish(failure());
   if (emit == Stage::MLIR) {
-    module->print(os);
+    printIR(*module, os);
     return finish(success());
   }
-  if (!shapesFile.empty() && failed(planShapes(context, *module)))
+
+  if (!shapesFile.empty() && failed(plan(*module)))
     return finish(failure());
   if (emit == Stage::Planned) {
     if (shapesFile.empty()) {
       WithColor::error(errs(), "optgen") << "--emit=planned needs --shapes\n";
       return finish(failure());
     }
-    module->print(os);
+    printIR(*module, os);
     return finish(success());
   }
 
-  if (failed(prepareKernels(context, *module)))
+  if (failed(lowerToKernels(*module)))
     return finish(failure());
   if (emit == Stage::Kernels) {
-    module->print(os);
+    printIR(*module, os);
     return finish(success());
   }
+  if (failed(lowerToExecutable(*module)))
+    return finish(failure());
+  if (emit == Stage::Executable) {
+    printIR(*module, os);
+    return finish(success());
+  }
+
   if (target == Target::None) {
     WithColor::error(errs(), "optgen") << "--emit=code needs --target\n";
     return finish(failure());
   }
-  std::map<std::string, std::string> files;
-  if (failed(emitFiles(*module, sourceMgr, specId, files)))
+  GeneratedFiles files;
+  if (failed(emitCpuFiles(*module, sourceMgr.getMemoryBuffer(specId), files)))
     return finish(failure());
   if (outputFile != "-")
     return finish(writeFiles(outputFile, files));
-  for (const auto &[name, text] : files)
-    os << "// ----- " << name << "\n" << text;
+  printFiles(files, os);
   return finish(success());
 }
 
@@ -418,330 +331,54 @@ int compile() {
   return 0;
 }
 
-/// Runs `program` with `args`, its output to `log` when given; returns its
-/// exit code, or -1 after reporting why it could not run.
-int execute(StringRef program, ArrayRef<std::string> args,
-            std::optional<StringRef> log = std::nullopt) {
-  ErrorOr<std::string> path = sys::findProgramByName(program);
-  if (!path) {
-    WithColor::error(errs(), "optgen")
-        << "'" << program << "' is not on PATH; --target=cpu builds with it\n";
-    return -1;
-  }
-  SmallVector<StringRef> argv{*path};
-  for (const std::string &arg : args)
-    argv.push_back(arg);
-  std::optional<StringRef> redirects[] = {std::nullopt, log, log};
-  std::string message;
-  int code = sys::ExecuteAndWait(*path, argv, std::nullopt,
-                                 log ? ArrayRef(redirects)
-                                     : ArrayRef<std::optional<StringRef>>(),
-                                 0, 0, &message);
-  if (code < 0)
-    WithColor::error(errs(), "optgen")
-        << "cannot run " << program << ": " << message << "\n";
-  return code;
-}
-
-/// Builds (or reuses) the runner of the generated `files` and returns the
-/// path of its executable, or an empty string after reporting a failure.
-std::string buildRunner(const std::map<std::string, std::string> &files) {
-  std::string runner;
-  for (const auto &[name, text] : files)
-    if (StringRef(name).ends_with("_runner.cpp"))
-      runner = StringRef(name).drop_back(4).str();
-  SmallString<256> dir(buildDir);
-  if (dir.empty()) {
-    uint64_t hash = 0;
-    for (const auto &[name, text] : files)
-      hash = xxh3_64bits(StringRef(name + text)) ^ (hash * 31);
-    if (!sys::path::cache_directory(dir))
-      dir = sys::path::parent_path(OPTGEN_RUNTIME_DIR);
-    sys::path::append(dir, "optgen", runner + "-" + utohexstr(hash));
-  }
-  // Ranks of one `mpirun optgen run` build the same runner: one at a time.
-  if (std::error_code error = sys::fs::create_directories(dir)) {
-    WithColor::error(errs(), "optgen")
-        << "cannot create '" << dir << "': " << error.message() << "\n";
-    return "";
-  }
-  SmallString<256> lockPath(dir);
-  sys::path::append(lockPath, "build.lock");
-  int lockFd = -1;
-  if (std::error_code error = sys::fs::openFileForWrite(lockPath, lockFd)) {
-    WithColor::error(errs(), "optgen")
-        << "cannot open '" << lockPath << "': " << error.message() << "\n";
-    return "";
-  }
-  auto closeLock = llvm::make_scope_exit([&] {
-    sys::fs::unlockFile(lockFd);
-    sys::Process::SafelyCloseFileDescriptor(lockFd);
-  });
-  if (std::error_code error = sys::fs::lockFile(lockFd)) {
-    WithColor::error(errs(), "optgen")
-        << "cannot lock '" << lockPath << "': " << error.message() << "\n";
-    return "";
-  }
-  SmallString<256> src(dir), build(dir), log(dir), cache(dir);
-  sys::path::append(src, "src");
-  sys::path::append(build, "build");
-  sys::path::append(log, "build.log");
-  sys::path::append(cache, "build", "CMakeCache.txt");
-  if (failed(writeFiles(src, files)))
-    return "";
-  if (!sys::fs::exists(cache) &&
-      execute("cmake", {"-S", src.str().str(), "-B", build.str().str(),
-                        "-DCMAKE_BUILD_TYPE=Release",
-                        "-DOPTGEN_BUILD_RUNNER=ON"},
-              log.str()) != 0) {
-    WithColor::error(errs(), "optgen")
-        << "configuring the generated code failed; see " << log << "\n";
-    return "";
-  }
-  if (execute("cmake", {"--build", build.str().str(), "--target", runner},
-              log.str()) != 0) {
-    WithColor::error(errs(), "optgen")
-        << "building the generated code failed; see " << log << "\n";
-    return "";
-  }
-  SmallString<256> executable(build);
-  sys::path::append(executable, runner);
-  return executable.str().str();
-}
-
-/// A spec read, parsed (with its -D overrides) and generated as MLIR; its
-/// errors go to the terminal with the source line.
-struct LoadedSpec {
-  mlir::MLIRContext context;
-  SourceMgr sourceMgr;
-  unsigned specId = 0;
-  std::unique_ptr<mlir::SourceMgrDiagnosticHandler> handler;
-  std::unique_ptr<ast::Module> spec;
-  std::vector<std::unique_ptr<ast::Module>> defineModules;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-};
-
-/// The spec of the command line, or null after reporting why not.
-std::unique_ptr<LoadedSpec> loadSpec() {
-  std::string message;
-  std::unique_ptr<MemoryBuffer> input = mlir::openInputFile(specFile, &message);
-  if (!input) {
-    WithColor::error(errs(), "optgen") << message << "\n";
-    return nullptr;
-  }
-  auto loaded = std::make_unique<LoadedSpec>();
-  loaded->context.getOrLoadDialect<OptgenDialect>();
-  loaded->context.printOpOnDiagnostic(false);
-  loaded->specId =
-      loaded->sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
-  loaded->handler = std::make_unique<mlir::SourceMgrDiagnosticHandler>(
-      loaded->sourceMgr, &loaded->context);
-  SyntaxErrorFn onSyntaxError =
-      syntaxErrorsAsDiagnostics(loaded->context, loaded->sourceMgr);
-  loaded->spec = parseSpec(loaded->sourceMgr, loaded->specId, onSyntaxError);
-  std::vector<const ast::ConstDecl *> overrides;
-  if (!loaded->spec ||
-      failed(parseDefines(loaded->sourceMgr, loaded->defineModules, overrides,
-                          onSyntaxError)))
-    return nullptr;
-  loaded->module = mlirGen(loaded->context, loaded->sourceMgr, *loaded->spec,
-                           overrides);
-  if (!loaded->module)
-    return nullptr;
-  return loaded;
-}
-
-/// Elements of optimizer state rank `rank` keeps for `param` stepped by
-/// `rule`, as the runtime allocates them: all of them, those of its part
-/// (states shaped like the parameter shrink to the part), or none.
-std::optional<int64_t> stateElements(RuleOp rule, int64_t numel,
-                                     int64_t part) {
-  int64_t total = 0;
-  for (StateOp state : getRuleStates(rule)) {
-    int64_t elements = 1;
-    if (auto type = dyn_cast<SymbolicTensorType>(state.getType())) {
-      if (type.getAnyRank())
-        elements = numel;
-      for (mlir::Attribute dim : type.getDims()) {
-        auto size = dyn_cast<mlir::IntegerAttr>(dim);
-        if (!size) {
-          state.emitError("the size of this state is not known at compile "
-                          "time");
-          return std::nullopt;
-        }
-        elements *= size.getInt();
-      }
-    }
-    if (part == 0)
-      elements = 0;
-    else if (part != numel && elements == numel)
-      elements = part;
-    total += elements;
-  }
-  return total;
-}
-
-/// Without shapes: how each group's parameters will be shared out.
-int explainPolicy(OptimizerOp optimizer) {
-  DistributeOp distribute;
-  for (DistributeOp d : optimizer.getBlock().getOps<DistributeOp>())
-    distribute = d;
-  bool zero2 =
-      distribute && distribute.getStrategy() == DistributeStrategy::zero2;
-  outs() << "optimizer " << optimizer.getSymName() << ": distribute "
-         << (zero2 ? "zero2" : "none");
-  if (zero2)
-    outs() << " (small_numel " << distribute.getSmallNumel().value_or(0)
-           << ")";
-  outs() << "\n";
-  if (!zero2) {
-    outs() << "every rank runs the whole step on its own gradients\n";
-    return 0;
-  }
-  outs() << "tensors under small_numel elements: gradients all-reduced in "
-            "one packed collective, updated on every rank\n";
-  for (GroupOp group : optimizer.getBlock().getOps<GroupOp>()) {
-    auto rule = mlir::SymbolTable::lookupNearestSymbolFrom<RuleOp>(
-        group, group.getRuleAttr());
-    outs() << "group " << group.getSymName() << " (rule " << rule.getSymName()
-           << "): "
-           << (isElementwiseRule(rule)
-                   ? "packed with the other elementwise rules' parameters, "
-                     "split by element over the ranks"
-                   : "each parameter owned whole by one rank (longest job "
-                     "first), one reduce-scatter and all-gather per shape")
-           << "\n";
-  }
-  outs() << "(give --shapes FILE.safetensors and --world-size N for the plan "
-            "per rank)\n";
-  return 0;
-}
-
 int explain() {
   if (worldSize < 0) {
     WithColor::error(errs(), "optgen") << "--world-size must be positive\n";
     return 1;
   }
-  std::unique_ptr<LoadedSpec> loaded = loadSpec();
+  // Optgen IR (a compiled stage, possibly edited) carries its schedule.
+  bool fromIR = StringRef(specFile).ends_with(".mlir");
+  if (fromIR && (!shapesFile.empty() || worldSize || !defines.empty())) {
+    WithColor::error(errs(), "optgen")
+        << "'" << specFile
+        << "' is optgen IR, which carries its schedule: --shapes, "
+           "--world-size and -D apply to specs\n";
+    return 1;
+  }
+  std::unique_ptr<LoadedSpec> loaded =
+      fromIR ? loadIR(specFile) : loadSpec(specFile, defines, shapesFile);
   if (!loaded)
     return 1;
-  mlir::MLIRContext &context = loaded->context;
-  mlir::OwningOpRef<mlir::ModuleOp> &module = loaded->module;
-  if (shapesFile.empty())
-    return explainPolicy(*module->getOps<OptimizerOp>().begin());
-  if (worldSize == 0)
-    worldSize = 1;
-  // Specialised and folded, every state has a known size.
-  if (failed(planShapes(context, *module)) ||
-      failed(prepareKernels(context, *module)))
+  mlir::ModuleOp module = *loaded->module;
+  auto optimizers = module.getOps<OptimizerOp>();
+  if (optimizers.empty()) {
+    WithColor::error(errs(), "optgen")
+        << "'" << specFile << "' holds no optimizer\n";
     return 1;
-  auto optimizer = *module->getOps<OptimizerOp>().begin();
-  runtime::Plan plan;
-  FailureOr<runtime::ShardPlan> shards =
-      planShardsFor(optimizer, worldSize, plan);
-  if (failed(shards))
+  }
+  OptimizerOp optimizer = *optimizers.begin();
+  if (!fromIR) {
+    if (shapesFile.empty()) {
+      printDistributionPolicy(optimizer, outs());
+      return 0;
+    }
+    // Folded, every state has a known size.
+    if (failed(plan(module, /*minWorldSize=*/1)) ||
+        failed(lowerToKernels(module)))
+      return 1;
+  }
+  auto schedules = optimizer.getBlock().getOps<ScheduleOp>();
+  if (schedules.empty()) {
+    optimizer.emitError("optimizer '")
+        << optimizer.getSymName()
+        << "' has no optgen.schedule (compile it with --shapes and "
+           "--world-size)";
     return 1;
-
-  // The rule each parameter runs: its bucket's specialised copy.
-  SmallVector<ParamOp> params(optimizer.getBlock().getOps<ParamOp>());
-  llvm::StringMap<RuleOp> ruleOf;
-  for (BucketOp bucket : optimizer.getBlock().getOps<BucketOp>())
-    for (mlir::Attribute name : bucket.getParams())
-      ruleOf[cast<mlir::StringAttr>(name).getValue()] =
-          mlir::SymbolTable::lookupNearestSymbolFrom<RuleOp>(optimizer,
-                                                       bucket.getRuleAttr());
-  auto numelOf = [&](size_t p) {
-    int64_t n = 1;
-    for (int64_t d : params[p].getShape())
-      n *= d;
-    return n;
-  };
-
-  struct Rank {
-    int64_t stateBytes = 0, sent = 0, received = 0;
-    std::vector<std::string> updates;
-  };
-  std::vector<Rank> ranks(worldSize);
-  int reduceScatters = 0, allGathers = 0, allReduces = 0;
-  for (const runtime::ShardUnit &unit : shards->units) {
-    int64_t total = 0;
-    for (int64_t c : unit.counts)
-      total += c;
-    if (unit.kind == runtime::ShardUnit::Kind::Small) {
-      ++allReduces;
-      for (int r = 0; r < worldSize; ++r) {
-        ranks[r].sent += 4 * total;
-        ranks[r].received += 4 * total;
-        for (size_t p : unit.params) {
-          std::optional<int64_t> elements = stateElements(
-              ruleOf[params[p].getName()], numelOf(p), numelOf(p));
-          if (!elements)
-            return 1;
-          ranks[r].stateBytes += 4 * *elements;
-          ranks[r].updates.push_back(params[p].getName().str() + " (all)");
-        }
-      }
-      continue;
-    }
-    ++reduceScatters;
-    ++allGathers;
-    int64_t at = 0;
-    std::vector<int64_t> start(worldSize, 0);
-    for (int r = 1; r < worldSize; ++r)
-      start[r] = start[r - 1] + unit.counts[r - 1];
-    for (int r = 0; r < worldSize; ++r) {
-      ranks[r].sent += 4 * (total + unit.counts[r]);
-      ranks[r].received += 4 * (unit.counts[r] + total);
-    }
-    for (auto [k, p] : llvm::enumerate(unit.params)) {
-      int64_t numel = numelOf(p);
-      for (int r = 0; r < worldSize; ++r) {
-        int64_t first = std::max(at, start[r]);
-        int64_t last = std::min(at + numel, start[r] + unit.counts[r]);
-        int64_t part = unit.kind == runtime::ShardUnit::Kind::Owned
-                           ? (unit.owner[k] == r ? numel : 0)
-                           : std::max<int64_t>(last - first, 0);
-        std::optional<int64_t> elements =
-            stateElements(ruleOf[params[p].getName()], numel, part);
-        if (!elements)
-          return 1;
-        ranks[r].stateBytes += 4 * *elements;
-        if (part == numel)
-          ranks[r].updates.push_back(params[p].getName().str());
-        else if (part > 0)
-          ranks[r].updates.push_back(
-              (params[p].getName() + "[" + Twine(first - at) + ":" +
-               Twine(last - at) + "]")
-                  .str());
-      }
-      at += numel;
-    }
   }
-
-  // A rank alone skips the collectives (they would be copies).
-  if (worldSize == 1)
-    for (Rank &rank : ranks)
-      rank.sent = rank.received = 0;
-  outs() << "optimizer " << optimizer.getSymName() << " on " << worldSize
-         << " rank" << (worldSize == 1 ? "" : "s") << ": " << params.size()
-         << " parameters\n";
-  outs() << "collectives per step: "
-         << allReduces + reduceScatters + allGathers << " (" << allReduces
-         << " all-reduce, " << reduceScatters << " reduce-scatter, "
-         << allGathers << " all-gather)\n";
-  outs() << "load imbalance of owned matrices (max/mean of estimated cost): "
-         << format("%.3f", runtime::ownedImbalance(*shards)) << "\n\n";
-  outs() << "rank  state bytes   sent/step   received/step  updates\n";
-  for (auto [r, rank] : llvm::enumerate(ranks)) {
-    outs() << format("%4d  %11lld  %10lld  %14lld  ", static_cast<int>(r),
-                     static_cast<long long>(rank.stateBytes),
-                     static_cast<long long>(rank.sent),
-                     static_cast<long long>(rank.received));
-    llvm::interleaveComma(rank.updates, outs());
-    outs() << "\n";
-  }
-  outs() << "\n(bytes: f32 payloads each rank gives to and gets from the "
-            "collectives)\n";
+  FailureOr<StepExplanation> step = explainSchedule(*schedules.begin());
+  if (failed(step))
+    return 1;
+  printExplanation(*step, outs());
   if (!explainReport.empty()) {
     std::error_code error;
     raw_fd_ostream report(explainReport, error);
@@ -750,31 +387,17 @@ int explain() {
                                          << "': " << error.message() << "\n";
       return 1;
     }
-    report << "{\"world_size\": " << worldSize
-           << ", \"collectives_per_step\": "
-           << allReduces + reduceScatters + allGathers
-           << ", \"imbalance\": "
-           << format("%.6f", runtime::ownedImbalance(*shards))
-           << ", \"ranks\": [";
-    for (auto [r, rank] : llvm::enumerate(ranks))
-      report << (r ? ", " : "") << "{\"rank\": " << r
-             << ", \"state_bytes\": " << rank.stateBytes
-             << ", \"sent_bytes\": " << rank.sent
-             << ", \"received_bytes\": " << rank.received << "}";
-    report << "]}\n";
+    writeExplanationJson(*step, report);
   }
   return 0;
 }
 
 int runCase() {
-  std::unique_ptr<LoadedSpec> loaded = loadSpec();
+  std::unique_ptr<LoadedSpec> loaded = loadSpec(specFile, defines, "");
   if (!loaded)
     return 1;
-  mlir::MLIRContext &context = loaded->context;
-  mlir::OwningOpRef<mlir::ModuleOp> &module = loaded->module;
-  SourceMgr &sourceMgr = loaded->sourceMgr;
-  unsigned specId = loaded->specId;
-  auto optimizer = *module->getOps<OptimizerOp>().begin();
+  mlir::ModuleOp module = *loaded->module;
+  auto optimizer = *module.getOps<OptimizerOp>().begin();
   if (interpret) {
     if (splitGrads) {
       WithColor::error(errs(), "optgen")
@@ -786,11 +409,12 @@ int runCase() {
                                 repeat);
   }
 
-  std::map<std::string, std::string> files;
-  if (failed(prepareKernels(context, *module)) ||
-      failed(emitFiles(*module, sourceMgr, specId, files)))
+  GeneratedFiles files;
+  if (failed(lowerToKernels(module)) || failed(lowerToExecutable(module)) ||
+      failed(emitCpuFiles(
+          module, loaded->sourceMgr.getMemoryBuffer(loaded->specId), files)))
     return 1;
-  std::string runner = buildRunner(files);
+  std::string runner = buildRunner(files, buildDir);
   if (runner.empty())
     return 1;
   std::vector<std::string> args{"--case", caseFile, "--repeat",
@@ -818,6 +442,7 @@ int main(int argc, char **argv) {
       "  optgen compile SPEC --shapes MODEL.safetensors [--world-size N] "
       "--emit=planned\n"
       "  optgen explain SPEC [--shapes MODEL.safetensors --world-size N]\n"
+      "  optgen explain COMPILED.mlir\n"
       "  optgen run SPEC --case CASE.safetensors [--out OUT.safetensors]\n"
       "             [--interpret | --target=cpu] [--repeat R] [--report R.json]\n\n"
       "Run 'optgen compile --help', 'optgen run --help' or 'optgen explain "

@@ -1,7 +1,8 @@
 //===- Planning.h - The runtime's planners on compile-time shapes -*- C++ -*-===//
 //
 // The passes that bind and bucket parameters known at compile time call the
-// one planner (runtime/Planner.h) through here. The planner reports errors
+// one planner (runtime/Planner.h) through here, and the schedule's units are
+// read back in the runtime's terms here. The planner reports errors
 // by throwing; Planning.cpp, compiled with exceptions, turns them into
 // diagnostics.
 //
@@ -26,6 +27,12 @@ mlir::FailureOr<runtime::Plan> planParameters(OptimizerOp optimizer,
 /// zero2. `plan` receives the step plan it starts from.
 mlir::FailureOr<runtime::ShardPlan>
 planShardsFor(OptimizerOp optimizer, int worldSize, runtime::Plan &plan);
+
+/// The sharding plan a verified `schedule` carries, in the runtime's terms:
+/// its units in order, each parameter as its index among the optimizer's
+/// `optgen.param`s; `ownedCost` summed with runtime::updateCost. For a
+/// schedule written by optgen-plan-shards, what the planner decided.
+runtime::ShardPlan readShardPlan(ScheduleOp schedule);
 
 } // namespace optgen
 

@@ -15,6 +15,10 @@
 
 #include "optgen/Target/Cpu/EmitCpu.h"
 
+#include "optgen/Target/CFamily/Expressions.h"
+#include "optgen/Target/CFamily/Names.h"
+#include "optgen/Target/CFamily/SourceInfo.h"
+
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -31,186 +35,7 @@ using namespace optgen;
 
 namespace {
 
-//===----------------------------------------------------------------------===//
-// Legal C++ from spec text
-//===----------------------------------------------------------------------===//
-
-bool isCppKeyword(StringRef name) {
-  static const llvm::StringSet<> keywords = {
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
-      "bool", "break", "case", "catch", "char", "char16_t", "char32_t",
-      "char8_t", "class", "compl", "concept", "const", "consteval",
-      "constexpr", "constinit", "const_cast", "continue", "co_await",
-      "co_return", "co_yield", "decltype", "default", "delete", "do",
-      "double", "dynamic_cast", "else", "enum", "explicit", "export",
-      "extern", "false", "float", "for", "friend", "goto", "if", "inline",
-      "int", "long", "mutable", "namespace", "new", "noexcept", "not",
-      "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected",
-      "public", "register", "reinterpret_cast", "requires", "return", "short",
-      "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
-      "switch", "template", "this", "thread_local", "throw", "true", "try",
-      "typedef", "typeid", "typename", "union", "unsigned", "using",
-      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
-      // Names the generated code itself uses.
-      "call", "optgen", "std", "row", "i", "j", "k", "R", "C", "shape",
-      "rank", "rows", "cols", "main", "size", "int64_t", "Tile", "NAN",
-      "INFINITY"};
-  return keywords.contains(name);
-}
-
-/// `text` as a C++ identifier: only [A-Za-z0-9_], not starting with a digit
-/// or an underscore (reserved forms), not a keyword.
-std::string legalIdentifier(StringRef text) {
-  std::string name;
-  for (char c : text)
-    name += llvm::isAlnum(c) ? c : '_';
-  while (!name.empty() && name.front() == '_')
-    name.erase(name.begin());
-  if (name.empty() || llvm::isDigit(name.front()))
-    name = "v" + name;
-  size_t doubled;
-  while ((doubled = name.find("__")) != std::string::npos)
-    name.erase(doubled, 1);
-  if (isCppKeyword(name))
-    name += "_";
-  return name;
-}
-
-/// `text` as a C++ string literal: printable ASCII as itself, everything
-/// else (quotes, backslashes, newlines, bytes >= 0x80) as octal escapes.
-std::string cppString(StringRef text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\' || c == '?' || c < 0x20 || c >= 0x7f) {
-      char escape[5];
-      std::snprintf(escape, sizeof escape, "\\%03o", c);
-      out += escape;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
-/// Spec text made safe inside a `//` comment: no backslashes (a trailing one
-/// would continue the comment onto the next line), printable ASCII only.
-std::string commentText(StringRef text) {
-  std::string out;
-  for (unsigned char c : text.trim())
-    out += (c == '\\' || c < 0x20 || c >= 0x7f) ? '?' : static_cast<char>(c);
-  return out;
-}
-
-/// Hands out distinct identifiers.
-class NameTable {
-public:
-  std::string unique(StringRef base) {
-    std::string name = legalIdentifier(base);
-    if (used.insert(name).second)
-      return name;
-    // `int_` + `_1` would be reserved (a double underscore): join on one.
-    std::string stem = name;
-    while (stem.size() > 1 && stem.back() == '_')
-      stem.pop_back();
-    for (unsigned n = 1;; ++n) {
-      std::string candidate = stem + "_" + std::to_string(n);
-      if (used.insert(candidate).second)
-        return candidate;
-    }
-  }
-
-private:
-  std::set<std::string> used;
-};
-
-std::string floatLiteral(double value, bool isDouble) {
-  if (std::isnan(value))
-    return isDouble ? "std::numeric_limits<double>::quiet_NaN()"
-                    : "std::numeric_limits<float>::quiet_NaN()";
-  if (std::isinf(value))
-    return std::string(value < 0 ? "-" : "") +
-           (isDouble ? "std::numeric_limits<double>::infinity()"
-                     : "std::numeric_limits<float>::infinity()");
-  char text[64];
-  std::snprintf(text, sizeof text, isDouble ? "%.17g" : "%.9g",
-                isDouble ? value : static_cast<double>(static_cast<float>(value)));
-  std::string literal = text;
-  if (literal.find_first_of(".e") == std::string::npos)
-    literal += ".0";
-  return isDouble ? literal : literal + "f";
-}
-
-/// The C++ type holding a scalar (or one tensor element) of `element`.
-StringRef cppType(Type element) {
-  if (element.isInteger(1))
-    return "bool";
-  if (element.isInteger(64))
-    return "int64_t";
-  if (element.isF64())
-    return "double";
-  return "float";
-}
-
-/// Wraps `expr` (computed in float) in the rounding its type asks for.
-std::string rounded(std::string expr, Type element) {
-  if (element.isBF16())
-    return "optgen::runtime::roundToBF16(" + expr + ")";
-  if (element.isF16())
-    return "optgen::runtime::roundToF16(" + expr + ")";
-  return expr;
-}
-
-std::string convert(const std::string &expr, Type from, Type to) {
-  if (cppType(from) == cppType(to))
-    return expr;
-  if (from.isInteger(1) && !to.isInteger(1))
-    return "(" + expr + " ? " +
-           (to.isInteger(64) ? std::string("1") : floatLiteral(1, to.isF64())) +
-           " : " +
-           (to.isInteger(64) ? std::string("0") : floatLiteral(0, to.isF64())) +
-           ")";
-  return "static_cast<" + cppType(to).str() + ">(" + expr + ")";
-}
-
 bool isTensor(Value v) { return isa<SymbolicTensorType>(v.getType()); }
-
-/// The first file location inside `loc` (through names and fusions).
-std::optional<FileLineColLoc> fileLocation(Location loc) {
-  std::optional<FileLineColLoc> found;
-  loc->walk([&](Location inner) {
-    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      found = file;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return found;
-}
-
-/// The distinct spec lines of `loc`, in order.
-std::vector<unsigned> specLines(Location loc) {
-  std::set<unsigned> lines;
-  loc->walk([&](Location inner) {
-    if (auto file = dyn_cast<FileLineColLoc>(inner))
-      lines.insert(file.getLine());
-    return WalkResult::advance();
-  });
-  return {lines.begin(), lines.end()};
-}
-
-std::optional<StringRef> specName(Value value) {
-  if (Operation *def = value.getDefiningOp())
-    if (auto name = dyn_cast<NameLoc>(def->getLoc()))
-      return name.getName().getValue();
-  return std::nullopt;
-}
-
-std::optional<int64_t> constantInt(Value value) {
-  APInt v;
-  if (matchPattern(value, m_ConstantInt(&v)))
-    return v.getSExtValue();
-  return std::nullopt;
-}
 
 //===----------------------------------------------------------------------===//
 // One rule (or a `where` condition, or a state-shape function)
@@ -269,30 +94,46 @@ private:
   LogicalResult emitOp(Operation *op);
   LogicalResult emitScalarMath(Operation *op);
   LogicalResult emitKernel(KernelOp kernel);
-  LogicalResult emitMatmul(MatmulOp op);
+  LogicalResult emitGemm(GemmOp op);
   LogicalResult emitTranspose(TransposeOp op);
   LogicalResult emitIf(IfOp op);
   LogicalResult emitForTable(ForTableOp op);
   LogicalResult emitUpdate(UpdateOp op);
 
-  /// The C++ expression of `op` applied to `operands` (expressions of the
-  /// operands' element types), as an element of its result type.
-  std::string elementExpr(Operation *op, ArrayRef<std::string> operands);
   /// The size of `tensor` along `axis` (an expression).
   std::string dimExpr(Value tensor, Value axis);
-  /// A fresh tile variable of rows x cols backed by its own buffer.
-  std::string allocateTile(Value value, const std::string &rows,
-                           const std::string &cols, StringRef fallback);
+  /// A tile variable of rows x cols over the memory the IR gave `value`.
+  std::string placeTile(Value value, const std::string &rows,
+                        const std::string &cols, StringRef fallback);
+  /// The memory (a float pointer expression) of `buffer`.
+  std::string memoryOf(BufferAttr buffer);
+  /// Declares the workspace slots' pointers for the rule's body.
+  void emitWorkspacePointers(RuleOp rule);
+
+  std::vector<std::string> slotNames; ///< per workspace slot, its pointer
 };
 
-std::string RuleEmitter::allocateTile(Value value, const std::string &rows,
-                                      const std::string &cols,
-                                      StringRef fallback) {
+std::string RuleEmitter::memoryOf(BufferAttr buffer) {
+  switch (buffer.getKind()) {
+  case BufferKind::param:
+    return "call.param";
+  case BufferKind::grad:
+    return "const_cast<float *>(call.grad)";
+  case BufferKind::state:
+    return "call.states[" + std::to_string(buffer.getIndex()) + "]";
+  case BufferKind::workspace:
+    return slotNames.at(buffer.getIndex());
+  }
+  return "";
+}
+
+std::string RuleEmitter::placeTile(Value value, const std::string &rows,
+                                   const std::string &cols,
+                                   StringRef fallback) {
   std::string name = nameFor(value, fallback);
-  line() << "std::vector<float> " << name << "_data(static_cast<size_t>("
-         << rows << " * " << cols << "));\n";
-  line() << "optgen::runtime::Tile " << name << "{" << name << "_data.data(), "
-         << rows << ", " << cols << "};\n";
+  line() << "optgen::runtime::Tile " << name << "{"
+         << memoryOf(getBuffer(value)) << ", " << rows << ", " << cols
+         << "};\n";
   tiles[value] = name;
   return name;
 }
@@ -314,96 +155,16 @@ std::string RuleEmitter::dimExpr(Value tensor, Value axis) {
       .str();
 }
 
-std::string RuleEmitter::elementExpr(Operation *op,
-                                     ArrayRef<std::string> operands) {
-  Type result = getElementTypeOrSelf(op->getResult(0).getType());
-  SmallVector<Type> from;
-  for (Value operand : op->getOperands())
-    from.push_back(getElementTypeOrSelf(operand.getType()));
-  // Operands in the result's compute type.
-  auto in = [&](unsigned i) { return convert(operands[i], from[i], result); };
-  auto call = [&](StringRef fn, ArrayRef<std::string> args) {
-    std::string text = fn.str() + "(";
-    llvm::interleave(args, [&](const std::string &a) { text += a; },
-                     [&] { text += ", "; });
-    return text + ")";
-  };
-  auto math = [&](StringRef fn) { return call(fn, {in(0)}); };
-
-  std::string expr =
-      llvm::TypeSwitch<Operation *, std::string>(op)
-          .Case([&](AddOp) { return "(" + in(0) + " + " + in(1) + ")"; })
-          .Case([&](SubOp) { return "(" + in(0) + " - " + in(1) + ")"; })
-          .Case([&](MulOp) { return "(" + in(0) + " * " + in(1) + ")"; })
-          .Case([&](DivOp) { return "(" + in(0) + " / " + in(1) + ")"; })
-          .Case([&](PowOp) { return call("std::pow", {in(0), in(1)}); })
-          .Case([&](MinOp) {
-            return call("optgen::runtime::minimum", {in(0), in(1)});
-          })
-          .Case([&](MaxOp) {
-            return call("optgen::runtime::maximum", {in(0), in(1)});
-          })
-          .Case([&](NegOp) { return "(-" + in(0) + ")"; })
-          .Case([&](AbsOp) { return math("std::abs"); })
-          .Case([&](SignOp) { return math("optgen::runtime::sign"); })
-          .Case([&](SqrtOp) { return math("std::sqrt"); })
-          .Case([&](RsqrtOp) {
-            return "(" + floatLiteral(1, result.isF64()) + " / " +
-                   math("std::sqrt") + ")";
-          })
-          .Case([&](ExpOp) { return math("std::exp"); })
-          .Case([&](LogOp) { return math("std::log"); })
-          .Case([&](LerpOp) {
-            return call("optgen::runtime::lerp", {in(0), in(1), in(2)});
-          })
-          .Case([&](ClampOp) {
-            return call("optgen::runtime::minimum",
-                        {call("optgen::runtime::maximum", {in(0), in(1)}),
-                         in(2)});
-          })
-          .Case([&](SelectOp) {
-            return "(" + operands[0] + " ? " + in(1) + " : " + in(2) + ")";
-          })
-          .Case([&](CastOp) { return in(0); })
-          .Case([&](AndOp) { return "(" + in(0) + " && " + in(1) + ")"; })
-          .Case([&](OrOp) { return "(" + in(0) + " || " + in(1) + ")"; })
-          .Case([&](NotOp) { return "(!" + in(0) + ")"; })
-          .Case([&](CmpOp cmp) {
-            // Compare in the operands' promotion: double holds every float
-            // exactly, int64_t every int.
-            bool anyFloat = llvm::any_of(
-                from, [](Type t) { return isa<FloatType>(t); });
-            Type common = Builder(op->getContext()).getI64Type();
-            if (anyFloat)
-              common = Builder(op->getContext()).getF64Type();
-            StringRef symbol;
-            switch (cmp.getPredicate()) {
-            case CmpPredicate::lt: symbol = " < "; break;
-            case CmpPredicate::le: symbol = " <= "; break;
-            case CmpPredicate::gt: symbol = " > "; break;
-            case CmpPredicate::ge: symbol = " >= "; break;
-            case CmpPredicate::eq: symbol = " == "; break;
-            case CmpPredicate::ne: symbol = " != "; break;
-            }
-            return "(" + convert(operands[0], from[0], common) + symbol.str() +
-                   convert(operands[1], from[1], common) + ")";
-          })
-          .Default([](Operation *) { return std::string(); });
-  if (isa<AndOp, OrOp, NotOp, CmpOp>(op))
-    return expr;
-  return rounded(expr, result);
-}
-
 LogicalResult RuleEmitter::emitScalarMath(Operation *op) {
   SmallVector<std::string> operands;
   for (Value v : op->getOperands())
     operands.push_back(scalar(v));
-  std::string expr = elementExpr(op, operands);
+  std::string expr = elementExpression(op, operands);
   if (expr.empty())
     return op->emitError("the CPU emitter cannot print this op");
   Value result = op->getResult(0);
   std::string name = nameFor(result, "s");
-  line() << "const " << cppType(result.getType()) << " " << name << " = "
+  line() << "const " << cType(result.getType()) << " " << name << " = "
          << expr << ";\n";
   exprs[result] = name;
   return success();
@@ -419,7 +180,9 @@ LogicalResult RuleEmitter::emitBlock(Block &block) {
 LogicalResult RuleEmitter::emitOp(Operation *op) {
   if (isa<YieldOp>(op))
     return success();
-  noteSource(op);
+  // An update comments the copies it prints, if any.
+  if (!isa<UpdateOp>(op))
+    noteSource(op);
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](HyperOp hyper) {
         // Hyperparameters arrive flattened: find this one's offset.
@@ -436,8 +199,8 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
           exprs[hyper] = std::to_string(offset);
           return success();
         }
-        line() << "const " << cppType(hyper.getType()) << " " << name
-               << " = static_cast<" << cppType(hyper.getType())
+        line() << "const " << cType(hyper.getType()) << " " << name
+               << " = static_cast<" << cType(hyper.getType())
                << ">(call.hypers[" << offset << "]);\n";
         exprs[hyper] = name;
         return success();
@@ -450,8 +213,8 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
         std::string name =
             names.unique(hyper.getName().str() + "_" +
                          std::to_string(get.getIndex()));
-        line() << "const " << cppType(get.getType()) << " " << name
-               << " = static_cast<" << cppType(get.getType())
+        line() << "const " << cType(get.getType()) << " " << name
+               << " = static_cast<" << cType(get.getType())
                << ">(call.hypers[" << offset << "]);\n";
         exprs[get] = name;
         return success();
@@ -466,7 +229,7 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
                  << "], call.stateCols[" << index << "]};\n";
           tiles[state] = name;
         } else {
-          line() << cppType(state.getType()) << " " << name
+          line() << cType(state.getType()) << " " << name
                  << " = call.states[" << index << "][0];\n";
           exprs[state] = name;
         }
@@ -512,7 +275,7 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](KernelOp kernel) { return emitKernel(kernel); })
-      .Case([&](MatmulOp matmul) { return emitMatmul(matmul); })
+      .Case([&](GemmOp gemm) { return emitGemm(gemm); })
       .Case([&](TransposeOp transpose) { return emitTranspose(transpose); })
       .Case([&](IfOp ifOp) { return emitIf(ifOp); })
       .Case([&](ForTableOp loop) { return emitForTable(loop); })
@@ -523,52 +286,6 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
         return other->emitError("the CPU emitter needs this op inside a "
                                 "kernel; run --optgen-fuse-kernels first");
       });
-}
-
-/// Whether `value` is what the rule's update stores into `storage` (the
-/// parameter or a state).
-static bool isFinalValueOf(Value value, Value storage, RuleOp rule) {
-  auto update = cast<UpdateOp>(rule.getBlock().getTerminator());
-  if (storage == rule.getParam())
-    return update.getParam() == value;
-  SmallVector<StateOp> states = getRuleStates(rule);
-  for (auto [state, final] : llvm::zip(states, update.getStates()))
-    if (state.getResult() == storage)
-      return final == value;
-  return false;
-}
-
-/// Whether a kernel may write its result into `candidate`'s memory: it is a
-/// temporary of this block, or the parameter's or a state's memory when the
-/// result is what the update stores there; it has the result's exact shape;
-/// and nothing reads it after the kernel.
-static bool mayOverwrite(Value candidate, Value result, KernelOp kernel,
-                         RuleOp rule) {
-  Block *block = kernel->getBlock();
-  auto type = dyn_cast<SymbolicTensorType>(candidate.getType());
-  auto want = cast<SymbolicTensorType>(result.getType());
-  if (!type || type.getAnyRank() != want.getAnyRank() ||
-      type.getDims() != want.getDims() ||
-      llvm::any_of(type.getDims(), [](Attribute d) { return isa<UnitAttr>(d); }))
-    return false;
-  if (candidate == rule.getGrad())
-    return false;
-  bool isStorage =
-      candidate == rule.getParam() || candidate.getDefiningOp<StateOp>();
-  bool writable =
-      isStorage ? isFinalValueOf(result, candidate, rule)
-                : (candidate.getParentBlock() == block &&
-                   (candidate.getDefiningOp<KernelOp>() ||
-                    candidate.getDefiningOp<MatmulOp>() ||
-                    isa<BlockArgument>(candidate)));
-  if (!writable)
-    return false;
-  for (Operation *user : candidate.getUsers()) {
-    Operation *inBlock = block->findAncestorOpInBlock(*user);
-    if (!inBlock || (inBlock != kernel && kernel->isBeforeInBlock(inBlock)))
-      return false;
-  }
-  return true;
 }
 
 LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
@@ -591,9 +308,10 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
   };
 
   std::vector<unsigned> lines = specLines(kernel.getLoc());
-  line() << "// Kernel: one pass over " << describeType(space).substr(
-                0, describeType(space).find(' '))
-         << ", from spec line" << (lines.size() > 1 ? "s" : "");
+  // describeType gives "[m, n] f32": the shape is all but the element type.
+  std::string spaceText = describeType(space);
+  line() << "// Kernel: one pass over "
+         << spaceText.substr(0, spaceText.rfind(' ')) << ", from spec line" << (lines.size() > 1 ? "s" : "");
   for (unsigned l : lines)
     os << " " << l;
   os << ".\n";
@@ -630,25 +348,30 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
   llvm::SmallDenseSet<Value, 4> claimed;
   struct Reduction {
     mutable ReduceOp op;
-    std::string acc;  // accumulator (double, or a vector<double> for axes)
+    std::string acc;  // accumulator (a scalar, or a vector for axes)
+    std::string type; // the accumulator's C++ type, as the IR names it
     std::string out;  // result: a scalar name or a tile
     bool alongAxis;
     std::string axisRows, axisCols; // the reduced tile's extent
+    std::string count;              // elements summed into each result
+    std::string slot;               // the result element of element (i, j)
+    std::string size;               // the accumulator's elements
   };
-  SmallVector<Reduction> reductions;
+  SmallVector<Reduction, 2> reductions;
   for (auto [value, result] : llvm::zip(yield.getValues(), kernel.getResults())) {
     if (auto reduce = value.getDefiningOp<ReduceOp>())
       continue; // below
+    // Written in place when the IR put the result in an input's buffer.
     std::string target;
     for (Value input : inputs)
       if (!claimed.contains(input) && tiles.count(input) &&
-          mayOverwrite(input, result, kernel, currentRule)) {
+          getBuffer(input) == getBuffer(result)) {
         claimed.insert(input);
         target = tile(input);
         break;
       }
     if (target.empty()) {
-      target = allocateTile(result, R, C, "t");
+      target = placeTile(result, R, C, "t");
     } else {
       std::string name = nameFor(value, "t");
       line() << "optgen::runtime::Tile " << name << " = " << target
@@ -663,27 +386,53 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     auto reduce = dyn_cast<ReduceOp>(op);
     if (!reduce)
       continue;
-    Reduction r{reduce, names.unique("acc"), "", static_cast<bool>(reduce.getAxis()), "", ""};
+    if (!reduce.getAccumulator())
+      return reduce.emitError("the CPU emitter needs the accumulator type; "
+                              "run --optgen-set-accumulators first");
+    Type accumulator = *reduce.getAccumulator();
+    Reduction r{reduce, names.unique("acc"), cType(accumulator).str(), "",
+                static_cast<bool>(reduce.getAxis()), "", ""};
     std::string init = reduce.getKind() == ReduceKind::max
-                           ? "-std::numeric_limits<double>::infinity()"
-                           : "0.0";
+                           ? "-std::numeric_limits<" + r.type + ">::infinity()"
+                           : floatLiteral(0, accumulator.isF64());
     Value result = kernel.getResult(
         llvm::find(yield.getValues(), reduce.getResult()) - yield.getValues().begin());
     if (!r.alongAxis) {
-      line() << "double " << r.acc << " = " << init << ";\n";
+      line() << r.type << " " << r.acc << " = " << init << ";\n";
     } else {
       auto inputType = cast<SymbolicTensorType>(reduce.getInput().getType());
       std::string axis = scalar(reduce.getAxis());
-      // The 2-D axis: a vector's only axis is its columns.
-      std::string onRows =
-          inputType.getRank() == 1
-              ? std::string("false")
-              : "((" + axis + ") == 0 || (" + axis + ") == -2)";
-      r.axisRows = "(" + onRows + " ? int64_t{1} : " + R + ")";
-      r.axisCols = "(" + onRows + " ? " + C + " : int64_t{1})";
-      line() << "std::vector<double> " << r.acc << "(static_cast<size_t>("
-             << r.axisRows << " * " << r.axisCols << "), " << init << ");\n";
-      r.out = allocateTile(result, r.axisRows, r.axisCols, "reduced");
+      // The 2-D axis: a vector's only axis is its columns; a known axis is
+      // printed as the extent it gives.
+      std::optional<int64_t> known = constantInt(reduce.getAxis());
+      if (inputType.getRank() == 1 || known) {
+        bool onRows = inputType.getRank() != 1 && (*known == 0 || *known == -2);
+        r.axisRows = onRows ? std::string("int64_t{1}") : R;
+        r.axisCols = onRows ? C : std::string("int64_t{1}");
+        r.count = onRows ? R : C;
+        r.slot = onRows ? "j" : "i";
+      } else {
+        std::string onRows = "((" + axis + ") == 0 || (" + axis + ") == -2)";
+        r.axisRows = "(" + onRows + " ? int64_t{1} : " + R + ")";
+        r.axisCols = "(" + onRows + " ? " + C + " : int64_t{1})";
+        r.count = "(" + onRows + " ? " + R + " : " + C + ")";
+        r.slot = "(" + onRows + " ? j : i)";
+      }
+      // The accumulator lives in the workspace slot the IR gave it.
+      auto buffers = reduce->getAttrOfType<ArrayAttr>("optgen.buffers");
+      if (!buffers)
+        return reduce.emitError("the CPU emitter needs the reduction's "
+                                "buffer; run --optgen-assign-buffers first");
+      std::string memory = memoryOf(cast<BufferAttr>(buffers[0]));
+      r.size = r.axisRows + " * " + r.axisCols;
+      line() << r.type << " *const " << r.acc << " = "
+             << (accumulator.isF32()
+                     ? memory
+                     : "reinterpret_cast<" + r.type + " *>(" + memory + ")")
+             << ";\n";
+      line() << "std::fill(" << r.acc << ", " << r.acc << " + " << r.size
+             << ", " << init << ");\n";
+      r.out = placeTile(result, r.axisRows, r.axisCols, "reduced");
     }
     reductions.push_back(r);
   }
@@ -738,12 +487,10 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     if (auto reduce = dyn_cast<ReduceOp>(op)) {
       const Reduction &r = *llvm::find_if(
           reductions, [&](const Reduction &x) { return x.op == reduce; });
-      std::string v = "static_cast<double>(" + elementOf(reduce.getInput()) + ")";
-      std::string slot = r.alongAxis
-                             ? r.acc + "[static_cast<size_t>((" + r.axisRows +
-                                   " == 1 ? 0 : i) * " + r.axisCols + " + (" +
-                                   r.axisCols + " == 1 ? 0 : j))]"
-                             : r.acc;
+      std::string v = "static_cast<" + r.type + ">(" +
+                      elementOf(reduce.getInput()) + ")";
+      std::string slot =
+          r.alongAxis ? r.acc + "[static_cast<size_t>(" + r.slot + ")]" : r.acc;
       switch (reduce.getKind()) {
       case ReduceKind::sum:
       case ReduceKind::mean:
@@ -761,14 +508,14 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     SmallVector<std::string> operands;
     for (Value operand : op.getOperands())
       operands.push_back(elementOf(operand));
-    std::string expr = elementExpr(&op, operands);
+    std::string expr = elementExpression(&op, operands);
     if (expr.empty())
       return op.emitError("the CPU emitter cannot print this op in a kernel");
     Value result = op.getResult(0);
     std::optional<StringRef> spec = specName(result);
     std::string name = names.unique(
         (spec ? *spec : StringRef("e")).str() + "_" + std::to_string(counter++));
-    line() << "const " << cppType(getElementTypeOrSelf(result.getType())) << " "
+    line() << "const " << cType(getElementTypeOrSelf(result.getType())) << " "
            << name << " = " << expr << ";\n";
     element[result] = name;
     auto out = outputTile.find(result);
@@ -797,7 +544,7 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     auto finish = [&](const std::string &acc, const std::string &count) {
       std::string v = acc;
       if (r.op.getKind() == ReduceKind::mean)
-        v = "(" + acc + " / static_cast<double>(" + count + "))";
+        v = "(" + acc + " / static_cast<" + r.type + ">(" + count + "))";
       if (r.op.getKind() == ReduceKind::norm)
         v = "std::sqrt(" + acc + ")";
       return rounded("static_cast<float>(" + v + ")", element);
@@ -811,44 +558,41 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
       exprs[result] = name;
       continue;
     }
-    std::string count = "(" + r.axisRows + " == 1 ? " + R + " : " + C + ")";
-    line() << "for (size_t k = 0; k < " << r.acc << ".size(); ++k)\n";
-    line() << "  " << r.out << ".data[k] = " << finish(r.acc + "[k]", count)
+    line() << "for (int64_t k = 0; k < " << r.size << "; ++k)\n";
+    line() << "  " << r.out << ".data[k] = " << finish(r.acc + "[k]", r.count)
            << ";\n";
   }
   return success();
 }
 
-LogicalResult RuleEmitter::emitMatmul(MatmulOp op) {
-  auto operand = [&](Value v, bool &transposed) {
-    if (auto t = v.getDefiningOp<TransposeOp>()) {
-      transposed = true;
-      return tile(t.getInput());
-    }
-    transposed = false;
-    return tile(v);
-  };
-  bool ta, tb;
-  std::string a = operand(op.getLhs(), ta), b = operand(op.getRhs(), tb);
+LogicalResult RuleEmitter::emitGemm(GemmOp op) {
+  std::string a = tile(op.getA()), b = tile(op.getB());
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
   std::string rows = a + (ta ? ".cols" : ".rows");
   std::string cols = b + (tb ? ".rows" : ".cols");
-  std::string c = allocateTile(op, rows, cols, "product");
-  line() << "optgen::runtime::matmul(" << a << ", " << (ta ? "true" : "false")
-         << ", " << b << ", " << (tb ? "true" : "false") << ", " << c << ");\n";
+  std::string out = placeTile(op, rows, cols, "product");
+  Type f32 = Builder(op.getContext()).getF32Type();
+  auto scale = [&](Value value, const char *absent) {
+    return value ? convert(scalar(value), value.getType(), f32)
+                 : std::string(absent);
+  };
+  line() << "optgen::runtime::gemm(" << a << ", " << (ta ? "true" : "false")
+         << ", " << b << ", " << (tb ? "true" : "false") << ", "
+         << scale(op.getAlpha(), "1.0f") << ", "
+         << (op.getC() ? "&" + tile(op.getC()) : std::string("nullptr"))
+         << ", " << scale(op.getBeta(), "0.0f") << ", "
+         << (op.getSymmetric() ? "true" : "false") << ", " << out << ");\n";
   Type element = getElementTypeOrSelf(op.getType());
   if (element.isBF16())
-    line() << "optgen::runtime::roundTileToBF16(" << c << ");\n";
+    line() << "optgen::runtime::roundTileToBF16(" << out << ");\n";
   else if (element.isF16())
-    line() << "optgen::runtime::roundTileToF16(" << c << ");\n";
+    line() << "optgen::runtime::roundTileToF16(" << out << ");\n";
   return success();
 }
 
 LogicalResult RuleEmitter::emitTranspose(TransposeOp op) {
-  // A matrix product reads a transposed operand in place (BLAS's flag).
-  if (llvm::all_of(op->getUsers(), [](Operation *u) { return isa<MatmulOp>(u); }))
-    return success();
   std::string src = tile(op.getInput());
-  std::string dst = allocateTile(op, src + ".cols", src + ".rows", "transposed");
+  std::string dst = placeTile(op, src + ".cols", src + ".rows", "transposed");
   line() << "optgen::runtime::transpose(" << src << ", " << dst << ");\n";
   return success();
 }
@@ -858,11 +602,10 @@ LogicalResult RuleEmitter::emitIf(IfOp op) {
   for (Value result : op.getResults()) {
     std::string name = nameFor(result, "chosen");
     if (isTensor(result)) {
-      line() << "std::vector<float> " << name << "_data;\n";
       line() << "optgen::runtime::Tile " << name << ";\n";
       tiles[result] = name;
     } else {
-      line() << cppType(result.getType()) << " " << name << "{};\n";
+      line() << cType(result.getType()) << " " << name << "{};\n";
       exprs[result] = name;
     }
     results.push_back(name);
@@ -872,13 +615,15 @@ LogicalResult RuleEmitter::emitIf(IfOp op) {
     if (failed(emitBlock(region.front())))
       return failure();
     auto yield = cast<YieldOp>(region.front().getTerminator());
-    for (auto [value, name] : llvm::zip(yield.getValues(), results)) {
+    for (auto [value, result, name] :
+         llvm::zip(yield.getValues(), op.getResults(), results)) {
       if (isTensor(value)) {
         std::string t = tile(value);
-        line() << name << "_data.assign(" << t << ".data, " << t << ".data + "
-               << t << ".size());\n";
-        line() << name << " = {" << name << "_data.data(), " << t << ".rows, "
-               << t << ".cols};\n";
+        line() << name << " = {" << memoryOf(getBuffer(result)) << ", " << t
+               << ".rows, " << t << ".cols};\n";
+        if (getBuffer(value) != getBuffer(result))
+          line() << "optgen::runtime::copyTile(" << t << ", " << name
+                 << ".data);\n";
       } else {
         line() << name << " = " << scalar(value) << ";\n";
       }
@@ -926,14 +671,16 @@ LogicalResult RuleEmitter::emitForTable(ForTableOp op) {
     std::string name = nameFor(result, "carried");
     if (isTensor(init)) {
       std::string src = tile(init);
-      line() << "std::vector<float> " << name << "_data(" << src << ".data, "
-             << src << ".data + " << src << ".size());\n";
-      line() << "optgen::runtime::Tile " << name << "{" << name
-             << "_data.data(), " << src << ".rows, " << src << ".cols};\n";
+      line() << "optgen::runtime::Tile " << name << "{"
+             << memoryOf(getBuffer(result)) << ", " << src << ".rows, " << src
+             << ".cols};\n";
+      if (getBuffer(init) != getBuffer(result))
+        line() << "optgen::runtime::copyTile(" << src << ", " << name
+               << ".data);\n";
       tiles[arg] = name;
       tiles[result] = name;
     } else {
-      line() << cppType(init.getType()) << " " << name << " = "
+      line() << cType(init.getType()) << " " << name << " = "
              << scalar(init) << ";\n";
       exprs[arg] = name;
       exprs[result] = name;
@@ -953,15 +700,12 @@ LogicalResult RuleEmitter::emitForTable(ForTableOp op) {
   if (failed(emitBlock(body)))
     return failure();
   auto yield = cast<YieldOp>(body.getTerminator());
-  for (auto [value, name] : llvm::zip(yield.getValues(), carried)) {
+  for (auto [value, result, name] :
+       llvm::zip(yield.getValues(), op.getResults(), carried)) {
     if (isTensor(value)) {
-      std::string t = tile(value);
-      line() << "if (" << t << ".data != " << name << ".data) {\n";
-      line() << "  " << name << "_data.assign(" << t << ".data, " << t
-             << ".data + " << t << ".size());\n";
-      line() << "  " << name << " = {" << name << "_data.data(), " << t
-             << ".rows, " << t << ".cols};\n";
-      line() << "}\n";
+      if (getBuffer(value) != getBuffer(result))
+        line() << "optgen::runtime::copyTile(" << tile(value) << ", " << name
+               << ".data);\n";
     } else {
       line() << name << " = " << scalar(value) << ";\n";
     }
@@ -972,20 +716,34 @@ LogicalResult RuleEmitter::emitForTable(ForTableOp op) {
 }
 
 LogicalResult RuleEmitter::emitUpdate(UpdateOp op) {
-  line() << "optgen::runtime::copyTile(" << tile(op.getParam())
-         << ", call.param);\n";
+  // Values the IR did not already put in their storage are copied there.
+  MLIRContext *context = op.getContext();
+  auto copy = [&](Value value, BufferAttr storage, const std::string &to) {
+    if (getBuffer(value) == storage)
+      return;
+    noteSource(op);
+    line() << "optgen::runtime::copyTile(" << tile(value) << ", " << to
+           << ");\n";
+  };
+  copy(op.getParam(), BufferAttr::get(context, BufferKind::param, 0),
+       "call.param");
   for (auto [index, value] : llvm::enumerate(op.getStates())) {
-    if (isTensor(value))
-      line() << "optgen::runtime::copyTile(" << tile(value) << ", call.states["
-             << index << "]);\n";
-    else
+    if (isTensor(value)) {
+      copy(value, BufferAttr::get(context, BufferKind::state, index),
+           "call.states[" + std::to_string(index) + "]");
+    } else {
+      noteSource(op);
       line() << "call.states[" << index << "][0] = " << scalar(value) << ";\n";
+    }
   }
   return success();
 }
 
 LogicalResult RuleEmitter::emitRule(RuleOp rule) {
   currentRule = rule;
+  if (!rule->getAttrOfType<ArrayAttr>("optgen.workspace"))
+    return rule.emitError("the CPU emitter needs the rule's buffers; run "
+                          "--optgen-assign-buffers first");
   std::string ident = legalIdentifier(rule.getSymName());
   std::optional<FileLineColLoc> file = fileLocation(rule.getLoc());
   os << "// Rule '" << commentText(rule.getSymName()) << "', "
@@ -1000,10 +758,27 @@ LogicalResult RuleEmitter::emitRule(RuleOp rule) {
          << "{const_cast<float *>(call.grad), call.rows, call.cols};\n";
   tiles[rule.getParam()] = p;
   tiles[rule.getGrad()] = g;
+  emitWorkspacePointers(rule);
   if (failed(emitBlock(rule.getBlock())))
     return failure();
   os << "}\n\n";
   return success();
+}
+
+void RuleEmitter::emitWorkspacePointers(RuleOp rule) {
+  auto slots = rule->getAttrOfType<ArrayAttr>("optgen.workspace");
+  if (slots.empty())
+    return;
+  std::string ident = legalIdentifier(rule.getSymName());
+  std::string offsets = names.unique("offsets");
+  line() << "int64_t " << offsets << "[" << slots.size() << "];\n";
+  line() << "workspace_layout_" << ident << "(call.rows, call.cols, "
+         << offsets << ");\n";
+  for (auto [index, slot] : llvm::enumerate(slots)) {
+    slotNames.push_back(names.unique("slot" + std::to_string(index)));
+    line() << "float *const " << slotNames.back() << " = call.workspace + "
+           << offsets << "[" << index << "];\n";
+  }
 }
 
 LogicalResult RuleEmitter::emitStateShapes(RuleOp rule) {
@@ -1113,6 +888,205 @@ LogicalResult RuleEmitter::emitWhere(GroupOp group, StringRef function) {
 }
 
 //===----------------------------------------------------------------------===//
+// The workspace of a rule
+//===----------------------------------------------------------------------===//
+
+/// The elements of a slot of `type` for a parameter seen as rows x cols,
+/// the rule's parameter being of `param`'s type: its symbols are the rows
+/// and columns; a `?` is at most the parameter's extent there.
+std::string slotElements(SymbolicTensorType type, SymbolicTensorType param) {
+  if (type.getAnyRank())
+    return "rows * cols";
+  auto extentOf = [&](Attribute dim, size_t axis) -> std::string {
+    if (!param.getAnyRank()) {
+      ArrayRef<Attribute> dims = param.getDims();
+      auto at = llvm::find(dims, dim);
+      if (isa<StringAttr>(dim) && at != dims.end())
+        return dims.size() == 2 && at == dims.begin() ? "rows" : "cols";
+      if (isa<UnitAttr>(dim) && static_cast<int64_t>(dims.size()) == type.getRank())
+        return dims.size() == 2 && axis == 0 ? "rows" : "cols";
+    }
+    return "rows * cols";
+  };
+  // Known extents multiply into one number.
+  int64_t known = 1;
+  std::string text;
+  for (auto [axis, dim] : llvm::enumerate(type.getDims())) {
+    if (auto size = dyn_cast<IntegerAttr>(dim)) {
+      known *= size.getInt();
+      continue;
+    }
+    text += (text.empty() ? "" : " * ") + extentOf(dim, axis);
+  }
+  if (text.empty())
+    return std::to_string(known);
+  return known == 1 ? text : std::to_string(known) + " * " + text;
+}
+
+/// The rule's workspace layout (offsets of its slots, f64 slots first so
+/// they are 8-byte aligned) and the size the runtime allocates.
+void emitWorkspace(RuleOp rule, raw_ostream &os) {
+  std::string ident = legalIdentifier(rule.getSymName());
+  auto slots = rule->getAttrOfType<ArrayAttr>("optgen.workspace");
+  auto param = cast<SymbolicTensorType>(rule.getParam().getType());
+  os << "// The workspace of rule '" << commentText(rule.getSymName())
+     << "' for a parameter of `shape`, in floats";
+  if (slots.empty()) {
+    os << ": none.\n";
+    os << "int64_t workspace_" << ident << "(const int64_t *, int) {\n";
+    os << "  return 0;\n";
+    os << "}\n\n";
+    return;
+  }
+  os << ".\n";
+  os << "// Slot offsets for a parameter seen as rows x cols (f64 slots "
+        "first, 8-byte\n// aligned); returns the total.\n";
+  std::string body;
+  for (bool wide : {true, false})
+    for (auto [index, slot] : llvm::enumerate(slots)) {
+      auto type = cast<SlotAttr>(slot);
+      if (type.getStorage().isF64() != wide)
+        continue;
+      std::string elements = slotElements(type.getShape(), param);
+      std::string extent = describeType(type.getShape());
+      body += "  offsets[" + std::to_string(index) + "] = at; // " +
+              extent.substr(0, extent.rfind(' ')) + " " +
+              (wide ? "f64" : "f32") + "\n";
+      // An f64 element takes two floats.
+      if (wide)
+        elements = llvm::all_of(elements, llvm::isDigit)
+                       ? std::to_string(2 * std::stoll(elements))
+                       : "2 * (" + elements + ")";
+      body += "  at += " + elements + ";\n";
+    }
+  // Unnamed when no slot's size depends on them (no unused parameters).
+  auto uses = [&](StringRef word) {
+    return llvm::StringRef(body).contains((" " + word).str()) ||
+           llvm::StringRef(body).contains(("(" + word).str());
+  };
+  os << "int64_t workspace_layout_" << ident << "(int64_t"
+     << (uses("rows") ? " rows" : "") << ", int64_t"
+     << (uses("cols") ? " cols" : "") << ", int64_t *offsets) {\n";
+  os << "  int64_t at = 0;\n" << body;
+  os << "  return at;\n";
+  os << "}\n\n";
+  os << "int64_t workspace_" << ident << "(const int64_t *shape, int rank) {\n";
+  os << "  int64_t numel = 1;\n";
+  os << "  for (int d = 0; d < rank; ++d)\n";
+  os << "    numel *= shape[d];\n";
+  os << "  int64_t offsets[" << slots.size() << "];\n";
+  os << "  return workspace_layout_" << ident
+     << "(rank == 2 ? shape[0] : 1, rank == 2 ? shape[1] : numel, offsets);\n";
+  os << "}\n\n";
+}
+
+//===----------------------------------------------------------------------===//
+// The compiled step
+//===----------------------------------------------------------------------===//
+
+/// "a, b, c and 4 more": a unit's parameters, for a comment.
+std::string describeMembers(UnitOp unit) {
+  std::string text;
+  ArrayAttr params = unit.getParams();
+  size_t shown = std::min<size_t>(params.size(), 3);
+  for (size_t i = 0; i < shown; ++i)
+    text += (i ? ", " : "") +
+            commentText(cast<StringAttr>(params[i]).getValue());
+  if (params.size() > shown)
+    text += " and " + std::to_string(params.size() - shown) + " more";
+  return text;
+}
+
+/// `schedule` as straight-line code: the executor's primitives in the
+/// order the schedule gives, every rank running the same program.
+void emitCompiledStep(ScheduleOp schedule, raw_ostream &os) {
+  llvm::DenseMap<Value, int> units, tokens;
+  os << "// The step on " << schedule.getWorldSize()
+     << " ranks, as compiled (optgen.schedule): every reduction first, each "
+        "unit\n// computed once its reduction has landed, its gather "
+        "launched at once.\n";
+  os << "void compiledStep(optgen::runtime::Executor &executor) {\n";
+  for (Operation &op : schedule.getBody().front()) {
+    if (auto unit = dyn_cast<UnitOp>(op)) {
+      units[unit] = units.size();
+      continue;
+    }
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      os << "  executor.wait(t" << tokens.lookup(wait.getToken()) << ");\n";
+      continue;
+    }
+    if (auto compute = dyn_cast<ComputeOp>(op)) {
+      auto unit = compute.getUnit().getDefiningOp<UnitOp>();
+      os << "  executor.compute(" << units.lookup(compute.getUnit())
+         << "); // " << describeMembers(unit) << "\n";
+      continue;
+    }
+    StringRef launch =
+        llvm::TypeSwitch<Operation *, StringRef>(&op)
+            .Case([](AllReduceOp) { return "launchAllReduce"; })
+            .Case([](ReduceScatterOp) { return "launchReduceScatter"; })
+            .Case([](AllGatherOp) { return "launchAllGather"; })
+            .Default([](Operation *) { return StringRef(); });
+    if (launch.empty())
+      continue;
+    int token = tokens.size();
+    tokens[op.getResult(0)] = token;
+    os << "  const optgen::runtime::Token t" << token << " = executor."
+       << launch << "(" << units.lookup(op.getOperand(0)) << ");\n";
+  }
+  os << "}\n\n";
+}
+
+/// The units of `schedule` as the runtime's tables (CompiledSchedule):
+/// members as indices into the planned parameters, in packed order.
+std::string compiledScheduleTable(ScheduleOp schedule,
+                                  const llvm::StringMap<size_t> &paramIndex,
+                                  ArrayRef<RuleOp> rules) {
+  // A unit's collectives carry one payload type.
+  llvm::DenseMap<Value, Type> payloads;
+  schedule.walk([&](Operation *op) {
+    if (auto reduce = dyn_cast<AllReduceOp>(op))
+      payloads[reduce.getUnit()] = reduce.getPayload();
+    else if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+      payloads[scatter.getUnit()] = scatter.getPayload();
+  });
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "  spec.compiledSchedule = optgen::runtime::CompiledSchedule{"
+     << schedule.getWorldSize() << ", {\n";
+  for (UnitOp unit : schedule.getBody().front().getOps<UnitOp>()) {
+    // The rule all members run, or -1 when they differ.
+    int rule = -1;
+    ArrayAttr memberRules = unit.getRules();
+    if (!memberRules.empty() &&
+        llvm::all_equal(llvm::map_range(memberRules, [](Attribute r) {
+          return cast<FlatSymbolRefAttr>(r).getValue();
+        }))) {
+      StringRef name = cast<FlatSymbolRefAttr>(memberRules[0]).getValue();
+      rule = llvm::find_if(rules, [&](RuleOp r) {
+               return r.getSymName() == name;
+             }) - rules.begin();
+    }
+    std::string kind = stringifyUnitKind(unit.getKind()).str();
+    kind[0] = llvm::toUpper(kind[0]);
+    os << "      {optgen::runtime::UnitKind::" << kind << ", " << rule << ", {";
+    llvm::interleaveComma(unit.getParams(), os, [&](Attribute param) {
+      os << paramIndex.lookup(cast<StringAttr>(param).getValue());
+    });
+    os << "}, {";
+    if (unit.getOwners())
+      llvm::interleaveComma(*unit.getOwners(), os);
+    os << "}, {";
+    llvm::interleaveComma(unit.getCounts(), os);
+    Type payload = payloads.lookup(unit);
+    os << "}, optgen::runtime::DType::"
+       << (payload && payload.isBF16() ? "BF16" : "F32") << "},\n";
+  }
+  os << "    }, compiledStep};\n";
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
 // The files
 //===----------------------------------------------------------------------===//
 
@@ -1193,6 +1167,8 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
   llvm::raw_string_ostream fos(functions);
   std::vector<std::string> tables;
   for (RuleOp rule : rules) {
+    if (rule->getAttrOfType<ArrayAttr>("optgen.workspace"))
+      emitWorkspace(rule, fos);
     if (failed(RuleEmitter(fos, options, tables).emitRule(rule)) ||
         failed(RuleEmitter(fos, options, tables).emitStateShapes(rule)))
       return failure();
@@ -1208,11 +1184,15 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
       return failure();
     whereFunctions.push_back(function);
   }
+  for (ScheduleOp schedule : optimizer.getBlock().getOps<ScheduleOp>())
+    emitCompiledStep(schedule, fos);
 
   std::string text;
   llvm::raw_string_ostream os(text);
   os << banner << "\n";
   os << "#include \"" << name << ".h\"\n\n";
+  if (!optimizer.getBlock().getOps<ScheduleOp>().empty())
+    os << "#include \"optgen/runtime/Executor.h\"\n\n";
   os << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n"
         "#include <limits>\n#include <vector>\n\n";
   os << "namespace {\n\n";
@@ -1246,7 +1226,8 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
       os << (i ? ", " : "") << cppString(state.getName());
     std::string ident = legalIdentifier(rule.getSymName());
     os << "},\n      states_" << ident << ", step_" << ident << ", "
-       << (isElementwiseRule(rule) ? "true" : "false") << "});\n";
+       << (isElementwiseRule(rule) ? "true" : "false") << ", workspace_"
+       << ident << "});\n";
   }
   for (auto [group, where] : llvm::zip(groups, whereFunctions)) {
     size_t rule = llvm::find_if(rules, [&](RuleOp r) {
@@ -1269,12 +1250,14 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
     auto it = llvm::find_if(rules, [&](RuleOp r) { return r.getSymName() == name; });
     return it == rules.end() ? -1 : static_cast<int>(it - rules.begin());
   };
+  llvm::StringMap<size_t> paramIndex; // in plannedParams' order
   for (BucketOp bucket : optimizer.getBlock().getOps<BucketOp>()) {
     size_t group = llvm::find_if(groups, [&](GroupOp g) {
                      return g.getSymName() == bucket.getGroup();
                    }) - groups.begin();
     int rule = bucket.getRuleAttr() ? ruleIndex(*bucket.getRule()) : -1;
     for (Attribute param : bucket.getParams()) {
+      paramIndex[cast<StringAttr>(param).getValue()] = paramIndex.size();
       os << "  spec.plannedParams.push_back({"
          << cppString(cast<StringAttr>(param).getValue()) << ", {";
       llvm::interleaveComma(bucket.getShape(), os);
@@ -1284,6 +1267,9 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
   bool zero2 = distribute && distribute.getStrategy() == DistributeStrategy::zero2;
   os << "  spec.distribution = optgen::runtime::Distribution::"
      << (zero2 ? "Zero2" : "None") << ";\n";
+  // Compiled with --world-size too: the step itself.
+  for (ScheduleOp schedule : optimizer.getBlock().getOps<ScheduleOp>())
+    os << compiledScheduleTable(schedule, paramIndex, rules);
   os << "  spec.smallNumel = "
      << (distribute && distribute.getSmallNumel() ? *distribute.getSmallNumel()
                                                   : 0)

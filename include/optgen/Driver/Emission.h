@@ -1,0 +1,47 @@
+//===- Emission.h - Generated files from optgen IR --------------*- C++ -*-===//
+//
+// The last stage of `optgen compile` and of `optgen-translate
+// --optgen-to-cpu`: the CPU emitter's files for the optimizers of a module,
+// printed one after another or written into a directory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_DRIVER_EMISSION_H
+#define OPTGEN_DRIVER_EMISSION_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <string>
+
+namespace optgen {
+
+/// Generated files: name -> contents.
+using GeneratedFiles = std::map<std::string, std::string>;
+
+/// The CPU target's files for every optimizer of `module` (kernel IR).
+/// Comments cite the spec by the file name of the optimizer's location and
+/// quote its lines from `spec` when given, otherwise from the file that
+/// location names, when it can be read. Fails with a diagnostic on IR the
+/// emitter cannot print.
+mlir::LogicalResult emitCpuFiles(mlir::ModuleOp module,
+                                 const llvm::MemoryBuffer *spec,
+                                 GeneratedFiles &files);
+
+/// Prints `files` in name order, each after a line `// ----- NAME`.
+void printFiles(const GeneratedFiles &files, llvm::raw_ostream &os);
+
+/// Writes `files` into `dir` (created if needed), leaving files whose
+/// contents are unchanged alone, so that rebuilds stay incremental.
+mlir::LogicalResult writeFiles(llvm::StringRef dir,
+                               const GeneratedFiles &files);
+
+/// Registers `--optgen-to-cpu` with mlir-translate's registry: kernel IR in,
+/// printFiles() of emitCpuFiles() out.
+void registerToCpuTranslation();
+
+} // namespace optgen
+
+#endif // OPTGEN_DRIVER_EMISSION_H

@@ -1,0 +1,64 @@
+//===- Explain.h - What a distributed step does, per rank -------*- C++ -*-===//
+//
+// `optgen explain` reads a compiled `optgen.schedule` (it does not plan): per
+// rank, what it updates (whole tensors, element ranges, owned matrices),
+// the optimizer state it keeps, the bytes it gives to and gets from the
+// collectives; and the step's collectives and the balance of its owned
+// work. The figures are those the runtime measures when it runs the step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_DRIVER_EXPLAIN_H
+#define OPTGEN_DRIVER_EXPLAIN_H
+
+#include "dialect/OptgenDialect.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace optgen {
+
+/// What one rank does in a step.
+struct RankLoad {
+  /// Elements of optimizer state, in bytes (the runtime keeps f32 state).
+  int64_t stateBytes = 0;
+  /// The payloads it gives to and gets from the collectives.
+  int64_t sentBytes = 0;
+  int64_t receivedBytes = 0;
+  /// What it updates, in the schedule's order: `NAME (all)` for a small
+  /// tensor every rank updates, `NAME` for a whole parameter,
+  /// `NAME[first:last]` for a range of a parameter's elements.
+  std::vector<std::string> updates;
+};
+
+/// A distributed step, as its schedule describes it.
+struct StepExplanation {
+  std::string optimizer;
+  int64_t worldSize = 1;
+  /// The optimizer's parameters (optgen.param).
+  size_t params = 0;
+  int allReduces = 0, reduceScatters = 0, allGathers = 0;
+  /// The most loaded rank's estimated cost of owned matrices over the mean.
+  double imbalance = 1;
+  std::vector<RankLoad> ranks;
+};
+
+/// The figures of `schedule` (verified, each rule's state of known size);
+/// failure after a diagnostic.
+mlir::FailureOr<StepExplanation> explainSchedule(ScheduleOp schedule);
+
+/// The explanation as a table, one rank a line.
+void printExplanation(const StepExplanation &step, llvm::raw_ostream &os);
+
+/// The explanation's numbers as JSON: world_size, collectives_per_step,
+/// imbalance, and per rank state_bytes, sent_bytes, received_bytes.
+void writeExplanationJson(const StepExplanation &step, llvm::raw_ostream &os);
+
+/// Without shapes: how `optimizer` shares each group's parameters out.
+void printDistributionPolicy(OptimizerOp optimizer, llvm::raw_ostream &os);
+
+} // namespace optgen
+
+#endif // OPTGEN_DRIVER_EXPLAIN_H

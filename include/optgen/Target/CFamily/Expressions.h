@@ -1,0 +1,43 @@
+//===- Expressions.h - Kernel math as C-family expressions ------*- C++ -*-===//
+//
+// The one printer of scalar and per-element math, shared by the CPU and
+// CUDA targets: literals, C types of element types, conversions, the
+// rounding a bf16/f16 result asks for (optgen::runtime::roundToBF16, one
+// implementation, host and device), and each elementwise op as an
+// expression over its operands' expressions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_TARGET_CFAMILY_EXPRESSIONS_H
+#define OPTGEN_TARGET_CFAMILY_EXPRESSIONS_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Types.h"
+
+#include <string>
+
+namespace optgen {
+
+/// A float (f32: `1.5f`) or double literal; NaN and infinities spelled
+/// through std::numeric_limits.
+std::string floatLiteral(double value, bool isDouble);
+
+/// The C type holding a scalar (or one tensor element) of `element`:
+/// bool, int64_t, double, or float (f32, and bf16/f16 values held rounded).
+llvm::StringRef cType(mlir::Type element);
+
+/// `expr` (computed in float) wrapped in the rounding `element` asks for.
+std::string rounded(std::string expr, mlir::Type element);
+
+/// `expr` of element type `from` as a value of `to`.
+std::string convert(const std::string &expr, mlir::Type from, mlir::Type to);
+
+/// The expression of elementwise `op` applied to `operands` (expressions of
+/// the operands' element types), as an element of its result type; empty
+/// for an op that is not elementwise math.
+std::string elementExpression(mlir::Operation *op,
+                              llvm::ArrayRef<std::string> operands);
+
+} // namespace optgen
+
+#endif // OPTGEN_TARGET_CFAMILY_EXPRESSIONS_H

@@ -1,0 +1,89 @@
+//===- Emission.cpp - Generated files from optgen IR ----------------------===//
+
+#include "optgen/Driver/Emission.h"
+
+#include "dialect/OptgenDialect.h"
+#include "optgen/Target/Cpu/EmitCpu.h"
+
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace llvm;
+using namespace mlir;
+using namespace optgen;
+
+LogicalResult optgen::emitCpuFiles(ModuleOp module, const MemoryBuffer *spec,
+                                   GeneratedFiles &files) {
+  for (auto optimizer : module.getOps<OptimizerOp>()) {
+    auto at = optimizer.getLoc()->findInstanceOf<FileLineColLoc>();
+    StringRef specPath = spec ? spec->getBufferIdentifier()
+                         : at ? at.getFilename().getValue()
+                              : StringRef();
+    std::unique_ptr<MemoryBuffer> read;
+    if (!spec && !specPath.empty())
+      if (ErrorOr<std::unique_ptr<MemoryBuffer>> file =
+              MemoryBuffer::getFile(specPath))
+        read = std::move(*file);
+    const MemoryBuffer *source = spec ? spec : read.get();
+    SmallVector<StringRef> lines;
+    if (source)
+      source->getBuffer().split(lines, '\n');
+
+    CpuEmitOptions options;
+    options.specName = sys::path::filename(specPath).str();
+    options.sourceLine = [&lines](unsigned line) {
+      return line >= 1 && line <= lines.size() ? lines[line - 1].str()
+                                               : std::string();
+    };
+    options.runtimeDir = OPTGEN_RUNTIME_DIR;
+    if (failed(emitCpu(optimizer, options, files)))
+      return failure();
+  }
+  return success();
+}
+
+void optgen::printFiles(const GeneratedFiles &files, raw_ostream &os) {
+  for (const auto &[name, text] : files)
+    os << "// ----- " << name << "\n" << text;
+}
+
+LogicalResult optgen::writeFiles(StringRef dir, const GeneratedFiles &files) {
+  if (std::error_code error = sys::fs::create_directories(dir)) {
+    WithColor::error(errs(), "optgen")
+        << "cannot create '" << dir << "': " << error.message() << "\n";
+    return failure();
+  }
+  for (const auto &[name, text] : files) {
+    SmallString<256> path(dir);
+    sys::path::append(path, name);
+    if (auto existing = MemoryBuffer::getFile(path);
+        existing && (*existing)->getBuffer() == text)
+      continue;
+    std::error_code error;
+    raw_fd_ostream file(path, error);
+    if (error) {
+      WithColor::error(errs(), "optgen")
+          << "cannot write '" << path << "': " << error.message() << "\n";
+      return failure();
+    }
+    file << text;
+  }
+  return success();
+}
+
+void optgen::registerToCpuTranslation() {
+  TranslateFromMLIRRegistration registration(
+      "optgen-to-cpu",
+      "C++ for the CPU from optgen kernel IR: each generated file after a "
+      "'// ----- NAME' line",
+      [](ModuleOp module, raw_ostream &os) {
+        GeneratedFiles files;
+        if (failed(emitCpuFiles(module, /*spec=*/nullptr, files)))
+          return failure();
+        printFiles(files, os);
+        return success();
+      },
+      [](DialectRegistry &registry) { registry.insert<OptgenDialect>(); });
+}

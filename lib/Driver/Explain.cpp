@@ -1,0 +1,202 @@
+//===- Explain.cpp - What a distributed step does, per rank ---------------===//
+
+#include "optgen/Driver/Explain.h"
+
+#include "optgen/Transforms/Planning.h"
+
+#include "llvm/Support/Format.h"
+
+using namespace llvm;
+using namespace mlir;
+using namespace optgen;
+
+/// Elements of optimizer state a rank keeps for a parameter of `numel`
+/// elements stepped by `rule`, when `part` of its elements are the rank's:
+/// all of the states (the whole parameter), those of its part (states
+/// shaped like the parameter shrink to the part), or none.
+static FailureOr<int64_t> stateElements(RuleOp rule, int64_t numel,
+                                        int64_t part) {
+  int64_t total = 0;
+  for (StateOp state : getRuleStates(rule)) {
+    int64_t elements = 1;
+    if (auto type = dyn_cast<SymbolicTensorType>(state.getType())) {
+      if (type.getAnyRank())
+        elements = numel;
+      for (Attribute dim : type.getDims()) {
+        auto size = dyn_cast<IntegerAttr>(dim);
+        if (!size)
+          return state.emitError("the size of this state is not known at "
+                                 "compile time");
+        elements *= size.getInt();
+      }
+    }
+    if (part == 0)
+      elements = 0;
+    else if (part != numel && elements == numel)
+      elements = part;
+    total += elements;
+  }
+  return total;
+}
+
+FailureOr<StepExplanation> optgen::explainSchedule(ScheduleOp schedule) {
+  auto optimizer = schedule->getParentOfType<OptimizerOp>();
+  StepExplanation step;
+  step.optimizer = optimizer.getSymName().str();
+  step.worldSize = schedule.getWorldSize();
+  llvm::StringMap<int64_t> numelOf;
+  for (ParamOp param : optimizer.getBlock().getOps<ParamOp>())
+    numelOf[param.getName()] = ShapedType::getNumElements(param.getShape());
+  step.params = numelOf.size();
+  step.imbalance = runtime::ownedImbalance(readShardPlan(schedule));
+  step.ranks.resize(step.worldSize);
+
+  // What each rank updates, and the state it keeps for it.
+  for (UnitOp unit : schedule.getBlock().getOps<UnitOp>()) {
+    ArrayRef<int64_t> counts = unit.getCounts();
+    SmallVector<int64_t> start(step.worldSize, 0);
+    bool parted =
+        unit.getKind() == UnitKind::flat || unit.getKind() == UnitKind::owned;
+    for (int64_t r = 1; r < step.worldSize && parted; ++r)
+      start[r] = start[r - 1] + counts[r - 1];
+    for (auto [k, name, ruleRef, at] :
+         llvm::enumerate(unit.getParams().getAsValueRange<StringAttr>(),
+                         unit.getRules().getAsRange<FlatSymbolRefAttr>(),
+                         unit.getOffsets())) {
+      auto rule = SymbolTable::lookupNearestSymbolFrom<RuleOp>(unit, ruleRef);
+      int64_t numel = numelOf.lookup(name);
+      for (auto [r, rank] : llvm::enumerate(step.ranks)) {
+        int64_t first = 0, last = numel;
+        switch (unit.getKind()) {
+        case UnitKind::small:
+        case UnitKind::local:
+          break;
+        case UnitKind::owned:
+          if ((*unit.getOwners())[k] != static_cast<int32_t>(r))
+            last = 0;
+          break;
+        case UnitKind::flat:
+          first = std::clamp<int64_t>(start[r] - at, 0, numel);
+          last = std::clamp<int64_t>(start[r] + counts[r] - at, first, numel);
+          break;
+        }
+        FailureOr<int64_t> elements =
+            stateElements(rule, numel, last - first);
+        if (failed(elements))
+          return failure();
+        rank.stateBytes += 4 * *elements;
+        if (unit.getKind() == UnitKind::small)
+          rank.updates.push_back((name + " (all)").str());
+        else if (first == 0 && last == numel)
+          rank.updates.push_back(name.str());
+        else if (last > first)
+          rank.updates.push_back(
+              (name + "[" + Twine(first) + ":" + Twine(last) + "]").str());
+      }
+    }
+  }
+
+  // The collectives and their payloads: an all-reduce gives and gets the
+  // packed buffer; a reduce-scatter gives it and gets the rank's part; an
+  // all-gather gives the part and gets the buffer. A rank alone skips them
+  // (they would be copies).
+  for (Operation &op : schedule.getBlock()) {
+    auto count = [&](int &counter, Value unitValue, TypeAttr payload,
+                     bool givesAll, bool getsAll) {
+      ++counter;
+      if (step.worldSize == 1)
+        return;
+      auto unit = unitValue.getDefiningOp<UnitOp>();
+      int64_t bytes = payload.getValue().getIntOrFloatBitWidth() / 8;
+      for (auto [r, rank] : llvm::enumerate(step.ranks)) {
+        int64_t part = unit.getKind() == UnitKind::small
+                           ? unit.getPackedElements()
+                           : unit.getCounts()[r];
+        rank.sentBytes +=
+            bytes * (givesAll ? unit.getPackedElements() : part);
+        rank.receivedBytes +=
+            bytes * (getsAll ? unit.getPackedElements() : part);
+      }
+    };
+    if (auto reduce = dyn_cast<AllReduceOp>(op))
+      count(step.allReduces, reduce.getUnit(), reduce.getPayloadAttr(), true,
+            true);
+    else if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+      count(step.reduceScatters, scatter.getUnit(), scatter.getPayloadAttr(),
+            true, false);
+    else if (auto gather = dyn_cast<AllGatherOp>(op))
+      count(step.allGathers, gather.getUnit(), gather.getPayloadAttr(), false,
+            true);
+  }
+  return step;
+}
+
+void optgen::printExplanation(const StepExplanation &step, raw_ostream &os) {
+  os << "optimizer " << step.optimizer << " on " << step.worldSize << " rank"
+     << (step.worldSize == 1 ? "" : "s") << ": " << step.params
+     << " parameters\n";
+  os << "collectives per step: "
+     << step.allReduces + step.reduceScatters + step.allGathers << " ("
+     << step.allReduces << " all-reduce, " << step.reduceScatters
+     << " reduce-scatter, " << step.allGathers << " all-gather)\n";
+  os << "load imbalance of owned matrices (max/mean of estimated cost): "
+     << format("%.3f", step.imbalance) << "\n\n";
+  os << "rank  state bytes   sent/step   received/step  updates\n";
+  for (auto [r, rank] : llvm::enumerate(step.ranks)) {
+    os << format("%4d  %11lld  %10lld  %14lld  ", static_cast<int>(r),
+                 static_cast<long long>(rank.stateBytes),
+                 static_cast<long long>(rank.sentBytes),
+                 static_cast<long long>(rank.receivedBytes));
+    llvm::interleaveComma(rank.updates, os);
+    os << "\n";
+  }
+  os << "\n(bytes: the payloads each rank gives to and gets from the "
+        "collectives)\n";
+}
+
+void optgen::writeExplanationJson(const StepExplanation &step,
+                                  raw_ostream &os) {
+  os << "{\"world_size\": " << step.worldSize << ", \"collectives_per_step\": "
+     << step.allReduces + step.reduceScatters + step.allGathers
+     << ", \"imbalance\": " << format("%.6f", step.imbalance)
+     << ", \"ranks\": [";
+  for (auto [r, rank] : llvm::enumerate(step.ranks))
+    os << (r ? ", " : "") << "{\"rank\": " << r
+       << ", \"state_bytes\": " << rank.stateBytes
+       << ", \"sent_bytes\": " << rank.sentBytes
+       << ", \"received_bytes\": " << rank.receivedBytes << "}";
+  os << "]}\n";
+}
+
+void optgen::printDistributionPolicy(OptimizerOp optimizer, raw_ostream &os) {
+  DistributeOp distribute;
+  for (DistributeOp d : optimizer.getBlock().getOps<DistributeOp>())
+    distribute = d;
+  bool zero2 =
+      distribute && distribute.getStrategy() == DistributeStrategy::zero2;
+  os << "optimizer " << optimizer.getSymName() << ": distribute "
+     << (zero2 ? "zero2" : "none");
+  if (zero2)
+    os << " (small_numel " << distribute.getSmallNumel().value_or(0) << ")";
+  os << "\n";
+  if (!zero2) {
+    os << "every rank runs the whole step on its own gradients\n";
+    return;
+  }
+  os << "tensors under small_numel elements: gradients all-reduced in one "
+        "packed collective, updated on every rank\n";
+  for (GroupOp group : optimizer.getBlock().getOps<GroupOp>()) {
+    auto rule = SymbolTable::lookupNearestSymbolFrom<RuleOp>(
+        group, group.getRuleAttr());
+    os << "group " << group.getSymName() << " (rule " << rule.getSymName()
+       << "): "
+       << (isElementwiseRule(rule)
+               ? "packed with the other elementwise rules' parameters, split "
+                 "by element over the ranks"
+               : "each parameter owned whole by one rank (longest job "
+                 "first), one reduce-scatter and all-gather per shape")
+       << "\n";
+  }
+  os << "(give --shapes FILE.safetensors and --world-size N for the plan per "
+        "rank)\n";
+}

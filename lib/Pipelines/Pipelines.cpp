@@ -1,0 +1,61 @@
+//===- Pipelines.cpp - The pass pipelines of optgen's stages --------------===//
+
+#include "optgen/Pipelines/Pipelines.h"
+
+#include "optgen/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void optgen::buildPlanPipeline(OpPassManager &pm,
+                               const PlanPipelineOptions &options) {
+  OpPassManager &optimizers = pm.nest<OptimizerOp>();
+  optimizers.addPass(createBindParams());
+  optimizers.addPass(createBucket());
+  optimizers.addPass(createSpecializeShapes());
+  if (options.worldSize > 0) {
+    optimizers.addPass(createPlanShards({options.worldSize}));
+    optimizers.addPass(createScheduleCollectives());
+  }
+}
+
+void optgen::buildLowerToKernelsPipeline(OpPassManager &pm) {
+  OpPassManager &rules = pm.nest<OptimizerOp>().nest<RuleOp>();
+  // Twice: folding shape queries makes types known, which lets more fold.
+  for (int round = 0; round < 2; ++round) {
+    rules.addPass(createInferShapes());
+    rules.addPass(createCanonicalizerPass());
+  }
+  rules.addPass(createCSEPass());
+  rules.addPass(createLowerMatmuls());
+  rules.addPass(createFoldGemmAccumulate());
+  rules.addPass(createMarkSymmetric());
+  rules.addPass(createFuseKernels());
+}
+
+void optgen::buildLowerToExecutablePipeline(
+    OpPassManager &pm, const ExecutablePipelineOptions &options) {
+  OpPassManager &rules = pm.nest<OptimizerOp>().nest<RuleOp>();
+  rules.addPass(createSetAccumulators({options.accumulator}));
+  rules.addPass(createAssignBuffers());
+}
+
+void optgen::registerOptgenPipelines() {
+  PassPipelineRegistration<PlanPipelineOptions>(
+      "optgen-plan",
+      "Bind, bucket and specialise known parameters; with world-size, "
+      "schedule the distributed step (optgen compile --emit=planned)",
+      buildPlanPipeline);
+  PassPipelineRegistration<>(
+      "optgen-lower-to-kernels",
+      "Fold each rule and fuse its math into kernels (optgen compile "
+      "--emit=kernels)",
+      buildLowerToKernelsPipeline);
+  PassPipelineRegistration<ExecutablePipelineOptions>(
+      "optgen-lower-to-executable",
+      "Decide what printers would otherwise decide: accumulator types and "
+      "every tensor's buffer (optgen compile --emit=executable)",
+      buildLowerToExecutablePipeline);
+}

@@ -1,0 +1,86 @@
+//===- Names.cpp - Legal C-family names and strings from spec text --------===//
+
+#include "optgen/Target/CFamily/Names.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <cstdio>
+
+using namespace llvm;
+using namespace optgen;
+
+bool optgen::isReservedName(StringRef name) {
+  static const llvm::StringSet<> keywords = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+      "bool", "break", "case", "catch", "char", "char16_t", "char32_t",
+      "char8_t", "class", "compl", "concept", "const", "consteval",
+      "constexpr", "constinit", "const_cast", "continue", "co_await",
+      "co_return", "co_yield", "decltype", "default", "delete", "do",
+      "double", "dynamic_cast", "else", "enum", "explicit", "export",
+      "extern", "false", "float", "for", "friend", "goto", "if", "inline",
+      "int", "long", "mutable", "namespace", "new", "noexcept", "not",
+      "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected",
+      "public", "register", "reinterpret_cast", "requires", "return", "short",
+      "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "template", "this", "thread_local", "throw", "true", "try",
+      "typedef", "typeid", "typename", "union", "unsigned", "using",
+      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+      // Names the generated code itself uses.
+      "call", "optgen", "std", "row", "i", "j", "k", "R", "C", "shape",
+      "rank", "rows", "cols", "main", "size", "int64_t", "Tile", "NAN",
+      "INFINITY"};
+  return keywords.contains(name);
+}
+
+std::string optgen::legalIdentifier(StringRef text) {
+  std::string name;
+  for (char c : text)
+    name += llvm::isAlnum(c) ? c : '_';
+  while (!name.empty() && name.front() == '_')
+    name.erase(name.begin());
+  if (name.empty() || llvm::isDigit(name.front()))
+    name = "v" + name;
+  size_t doubled;
+  while ((doubled = name.find("__")) != std::string::npos)
+    name.erase(doubled, 1);
+  if (isReservedName(name))
+    name += "_";
+  return name;
+}
+
+std::string optgen::cppString(StringRef text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\' || c == '?' || c < 0x20 || c >= 0x7f) {
+      char escape[5];
+      std::snprintf(escape, sizeof escape, "\\%03o", c);
+      out += escape;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string optgen::commentText(StringRef text) {
+  std::string out;
+  for (unsigned char c : text.trim())
+    out += (c == '\\' || c < 0x20 || c >= 0x7f) ? '?' : static_cast<char>(c);
+  return out;
+}
+
+std::string NameTable::unique(StringRef base) {
+  std::string name = legalIdentifier(base);
+  if (used.insert(name).second)
+    return name;
+  // `int_` + `_1` would be reserved (a double underscore): join on one.
+  std::string stem = name;
+  while (stem.size() > 1 && stem.back() == '_')
+    stem.pop_back();
+  for (unsigned n = 1;; ++n) {
+    std::string candidate = stem + "_" + std::to_string(n);
+    if (used.insert(candidate).second)
+      return candidate;
+  }
+}

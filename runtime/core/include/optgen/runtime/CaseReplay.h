@@ -1,0 +1,105 @@
+//===- CaseReplay.h - Replaying a case file ---------------------*- C++ -*-===//
+//
+// A case (the golden files' format, test/golden/README.md) holds initial
+// parameters, the gradient of every step, optionally the expected result and
+// the parameter groups with their hyperparameters. runCase() replays it on
+// a Stepper: the compiled optimizer of a generated runner, or optgen's
+// reference interpreter; both go through this one implementation. (The
+// runner component's CaseRunner.h adds the main() of generated runners.)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_RUNTIME_CASEREPLAY_H
+#define OPTGEN_RUNTIME_CASEREPLAY_H
+
+#include "optgen/runtime/OptimizerFront.h"
+#include "optgen/runtime/Tensor.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace optgen::runtime {
+
+/// What a case is replayed on. Methods report errors by throwing Error.
+class Stepper {
+public:
+  virtual ~Stepper();
+  /// A group to which parameters are bound only explicitly, running `rule`
+  /// with its defaults.
+  virtual void addGroup(const std::string &name, const std::string &rule) = 0;
+  virtual void setHyper(const std::string &group, const std::string &name,
+                        const std::vector<double> &values) = 0;
+  /// `group` empty: bound by the spec's groups.
+  virtual void addParameter(const std::string &name, TensorView param,
+                            TensorView grad, const std::string &group) = 0;
+  virtual void finalize() = 0;
+  virtual void step() = 0;
+  /// This process's rank and the number of ranks stepping together.
+  virtual int rank() const { return 0; }
+  virtual int worldSize() const { return 1; }
+  /// Bytes of optimizer state this process holds, and of collective
+  /// payloads it sent and received in the last step, when it knows.
+  virtual int64_t stateBytes() const { return -1; }
+  virtual int64_t bytesSent() const { return -1; }
+  virtual int64_t bytesReceived() const { return -1; }
+  /// Checkpoints of the optimizer state (all ranks call them).
+  virtual void saveState(const std::string &path);
+  virtual void loadState(const std::string &path);
+};
+
+/// Steps a generated optimizer, on whatever executor it has.
+class OptimizerStepper : public Stepper {
+public:
+  explicit OptimizerStepper(std::unique_ptr<OptimizerFront> optimizer)
+      : optimizer(std::move(optimizer)) {}
+  void addGroup(const std::string &name, const std::string &rule) override;
+  void setHyper(const std::string &group, const std::string &name,
+                const std::vector<double> &values) override;
+  void addParameter(const std::string &name, TensorView param,
+                    TensorView grad, const std::string &group) override;
+  void finalize() override;
+  void step() override;
+  int rank() const override { return optimizer->communicator().rank(); }
+  int worldSize() const override { return optimizer->communicator().size(); }
+  int64_t stateBytes() const override { return optimizer->stateBytes(); }
+  int64_t bytesSent() const override { return optimizer->bytesSent(); }
+  int64_t bytesReceived() const override {
+    return optimizer->bytesReceived();
+  }
+  void saveState(const std::string &path) override {
+    optimizer->saveState(path);
+  }
+  void loadState(const std::string &path) override {
+    optimizer->loadState(path);
+  }
+
+private:
+  std::unique_ptr<OptimizerFront> optimizer;
+};
+
+struct CaseOptions {
+  std::string casePath;
+  std::string outPath;    ///< where param/<name> after the last step go
+  std::string reportPath; ///< JSON report, or empty
+  std::string target;     ///< named in the report: "cpu", "interpreter"
+  int repeat = 1;         ///< replays, for timing
+  /// Give each rank a different gradient whose mean over the ranks is the
+  /// case's (so that averaging is tested); else every rank gets the case's.
+  bool splitGrads = false;
+  std::string loadStatePath; ///< optimizer state to start from, or empty
+  std::string saveStatePath; ///< where the state after the last step goes
+};
+
+/// Replays the case `repeat` times, each on a fresh Stepper, writes the
+/// parameters after the last step and the report, and prints a summary
+/// (with each parameter's error when the case has `expect/` tensors).
+/// Returns 0, or 1 after printing "optgen: error: ..." to stderr; never
+/// throws.
+int runCase(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
+            const CaseOptions &options);
+
+} // namespace optgen::runtime
+
+#endif // OPTGEN_RUNTIME_CASEREPLAY_H

@@ -1,0 +1,90 @@
+//===- Communicator.h - Collectives between ranks ---------------*- C++ -*-===//
+//
+// The distributed step averages gradients and shares updated parameters
+// through this interface: a single-rank implementation (every collective is
+// a copy), an MPI one (the mpi component's MpiCommunicator.h), and, with the
+// CUDA target, NCCL. Every collective takes untyped memory and its dtype (F32
+// or BF16) and is non-blocking: it returns a Request, and its output may be
+// read (and its input changed) only by work ordered after the Request's
+// wait().
+//
+// Streams. A device communicator works on a stream of its own. Its caller
+// computes on another stream, bound with bindStream(): a collective launched
+// afterwards starts only after the work already queued on that compute
+// stream (the communicator records an event there and makes its own stream
+// wait on it), and wait() makes the compute stream wait for the collective
+// (an event on the communicator's stream) without blocking the host. Host
+// communicators have no streams: their collectives read the memory as it is
+// when launched and wait() blocks until they are complete.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_RUNTIME_COMMUNICATOR_H
+#define OPTGEN_RUNTIME_COMMUNICATOR_H
+
+#include "optgen/runtime/Tensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace optgen::runtime {
+
+/// A collective in flight.
+class Request {
+public:
+  virtual ~Request();
+  /// Makes the collective's result visible to the work that follows on the
+  /// caller's compute stream: a host communicator returns once the
+  /// collective is complete; a stream communicator makes the bound compute
+  /// stream wait on the collective's completion event and returns at once.
+  /// Idempotent. A Request destroyed unwaited completes the collective
+  /// first (its buffers must outlive it).
+  virtual void wait() = 0;
+};
+
+using RequestPtr = std::unique_ptr<Request>;
+
+class Communicator {
+public:
+  virtual ~Communicator();
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  /// Binds the caller's compute stream (opaque: a cudaStream_t for NCCL),
+  /// which later collectives order after and whose later work their wait()
+  /// orders after them (see the file comment). Host communicators take only
+  /// null, the default, and throw Error for a stream.
+  virtual void bindStream(void *stream);
+
+  /// data[0, count) becomes the mean over ranks of every rank's data.
+  /// F32 sums in f32 and divides once. BF16 sums in f32, each partial sum
+  /// rounded once to bf16 (as NCCL's bf16 reductions do), then divides the
+  /// sum once and rounds the mean once (Float16.h's rounding).
+  virtual RequestPtr allReduceMean(void *data, int64_t count, DType dtype) = 0;
+
+  /// Rank r receives in recv[0, counts[r]) the mean over ranks (as
+  /// allReduceMean computes it) of their send[offset_r, offset_r +
+  /// counts[r]), offset_r the sum of the counts before r. Every rank passes
+  /// the same counts; send holds their sum.
+  virtual RequestPtr reduceScatterMean(const void *send, void *recv,
+                                       const std::vector<int64_t> &counts,
+                                       DType dtype) = 0;
+
+  /// recv (the sum of counts) becomes every rank's send[0, counts[rank]),
+  /// in rank order. Every rank passes the same counts.
+  virtual RequestPtr allGather(const void *send, void *recv,
+                               const std::vector<int64_t> &counts,
+                               DType dtype) = 0;
+};
+
+/// Throws Error unless `dtype` is one collectives carry (F32, BF16); `what`
+/// names the collective.
+void checkCollectiveDType(DType dtype, const char *what);
+
+/// One rank alone: every collective is a copy, complete at once.
+std::unique_ptr<Communicator> makeSingleRankCommunicator();
+
+} // namespace optgen::runtime
+
+#endif // OPTGEN_RUNTIME_COMMUNICATOR_H

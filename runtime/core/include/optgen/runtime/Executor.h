@@ -1,0 +1,108 @@
+//===- Executor.h - What runs a step ----------------------------*- C++ -*-===//
+//
+// An executor owns the memory of a step on one device (optimizer state,
+// packed collective buffers, staging, workspace), allocated once when the
+// optimizer is finalized, and runs the step's schedule (Schedule.h) through
+// five primitives, which an interpreter of the schedule's program
+// (runProgram) and generated straight-line code call alike:
+//
+//   Token t = x.launchReduceScatter(u);  // pack unit u's gradients, launch
+//   x.wait(t);                           // the reduction is visible
+//   x.compute(u);                        // step this rank's part of unit u
+//   Token g = x.launchAllGather(u);      // share the updated parameters
+//   x.wait(g);                           // every rank holds every update
+//
+// Every rank calls the same primitives in the same order. The host executor
+// (the cpu component's HostExecutor.h) is one; a CUDA executor is its peer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_RUNTIME_EXECUTOR_H
+#define OPTGEN_RUNTIME_EXECUTOR_H
+
+#include "optgen/runtime/Communicator.h"
+#include "optgen/runtime/OptimizerSpec.h"
+#include "optgen/runtime/Schedule.h"
+#include "optgen/runtime/Tensor.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace optgen::runtime {
+
+/// A collective in flight, given by a launch and taken by wait().
+struct Token {
+  int slot = -1;
+};
+
+/// A registered parameter as its executor sees it.
+struct ExecutorParam {
+  TensorView param, grad; ///< the caller's memory
+  const RuleSpec *rule;
+  /// The group's hyperparameters and the parameter's step count, owned by
+  /// the optimizer, read at every compute.
+  const double *hypers;
+  const int64_t *steps;
+  /// The rows x cols of each state this rank holds ([1, 0]: none).
+  std::vector<int64_t> stateRows, stateCols;
+};
+
+/// What an executor is prepared with: a schedule, this rank, and the
+/// parameters (parallel to schedule->params). Everything pointed to outlives
+/// the executor's use of it.
+struct ExecutorSetup {
+  const StepSchedule *schedule;
+  int rank;
+  std::vector<ExecutorParam> params;
+  Communicator *communicator;
+};
+
+class Executor {
+public:
+  virtual ~Executor();
+
+  /// Allocates everything a step needs; called once, by finalize(). Throws
+  /// Error naming the parameter it cannot step (memory on another device).
+  virtual void prepare(const ExecutorSetup &setup) = 0;
+
+  /// Around every step's primitives. endStep() throws Error when the step
+  /// left a unit incomplete (a collective not waited for, a unit not
+  /// computed).
+  virtual void beginStep() = 0;
+  virtual void endStep() = 0;
+
+  /// The step's primitives. Each throws Error when called out of order
+  /// (computing a unit before its reduction was waited for, launching a
+  /// collective the unit's kind does not have, twice in a step, ...).
+  /// A Small unit's gradients, packed and averaged over the ranks.
+  virtual Token launchAllReduce(int unit) = 0;
+  /// A Flat or Owned unit's gradients, packed; each rank gets its part.
+  virtual Token launchReduceScatter(int unit) = 0;
+  /// A computed Flat or Owned unit's updated parts, to every rank.
+  virtual Token launchAllGather(int unit) = 0;
+  /// The collective's result is visible to what follows (Request::wait());
+  /// an all-gather's, in the parameters.
+  virtual void wait(Token token) = 0;
+  /// Steps this rank's part of the unit's parameters.
+  virtual void compute(int unit) = 0;
+
+  /// Copies this rank's part of state `state` of parameter `param` (the
+  /// stateRows x stateCols it was prepared with) to or from host memory.
+  virtual void readState(size_t param, size_t state, float *values) const = 0;
+  virtual void writeState(size_t param, size_t state, const float *values) = 0;
+
+  /// Bytes of optimizer state held.
+  virtual int64_t stateBytes() const = 0;
+  /// Bytes this rank gave to and got from collectives in the last step.
+  virtual int64_t bytesSent() const = 0;
+  virtual int64_t bytesReceived() const = 0;
+};
+
+/// Runs `schedule.program` on `executor` (the caller brackets it with
+/// beginStep() and endStep()).
+void runProgram(const StepSchedule &schedule, Executor &executor);
+
+} // namespace optgen::runtime
+
+#endif // OPTGEN_RUNTIME_EXECUTOR_H

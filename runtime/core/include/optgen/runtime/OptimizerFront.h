@@ -1,0 +1,150 @@
+//===- OptimizerFront.h - The device-agnostic optimizer ---------*- C++ -*-===//
+//
+// The optimizer generated code derives from, as one device-agnostic front
+// and an executor that owns the step's memory and runs it (Executor.h). The
+// front registers parameters, binds them to groups and builds the step's
+// schedule at finalize() (the one planner and sharding planner, through
+// buildStepSchedule; or the schedule compiled into the code, checked),
+// keeps hyperparameters and step counts, and writes and reads checkpoints.
+// The cpu component's Optimizer.h is this front on the host executor.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_RUNTIME_OPTIMIZERFRONT_H
+#define OPTGEN_RUNTIME_OPTIMIZERFRONT_H
+
+#include "optgen/runtime/Communicator.h"
+#include "optgen/runtime/Executor.h"
+#include "optgen/runtime/OptimizerSpec.h"
+#include "optgen/runtime/Planner.h"
+#include "optgen/runtime/Schedule.h"
+#include "optgen/runtime/Tensor.h"
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace optgen::runtime {
+
+class OptimizerFront {
+public:
+  /// An optimizer described by `spec` that steps on `executor`.
+  OptimizerFront(OptimizerSpec spec, std::unique_ptr<Executor> executor);
+  virtual ~OptimizerFront();
+  OptimizerFront(const OptimizerFront &) = delete;
+  OptimizerFront &operator=(const OptimizerFront &) = delete;
+
+  /// Registers a parameter and its gradient (the same shape and dtype, F32
+  /// or BF16, on a device the executor steps). Both stay the caller's memory
+  /// and must not move while the optimizer lives; step() reads the gradient
+  /// as it is then (the optimizer never zeroes it). The group is the first
+  /// whose patterns and condition match the name and shape, chosen at
+  /// finalize().
+  void addParameter(const std::string &name, TensorView param, TensorView grad);
+  /// Registers a parameter into the named group, whatever its name.
+  void addParameter(const std::string &name, TensorView param, TensorView grad,
+                    const std::string &group);
+
+  /// Adds a group running the rule named `rule` with its defaults, which
+  /// matches no name: parameters join it by the explicit addParameter. Used
+  /// to replay cases that bind parameters themselves.
+  void addGroup(const std::string &name, const std::string &rule);
+
+  /// The ranks a `distribute zero2` optimizer shares its step with (the
+  /// default: this process alone). Call before finalize().
+  void setCommunicator(std::unique_ptr<Communicator> communicator);
+
+  /// Builds the step's schedule (groups, buckets of same-shape matrices,
+  /// the distributed step), or checks the compiled one against the
+  /// registered parameters and the world size, and has the executor
+  /// allocate the state and everything else a step needs. Errors name the
+  /// parameter at fault.
+  void finalize();
+
+  /// One optimizer step with the gradients now in the registered memory.
+  void step();
+
+  /// Sets a hyperparameter of a group; takes effect at the next step.
+  void setHyper(const std::string &group, const std::string &name,
+                double value);
+  void setHyper(const std::string &group, const std::string &name,
+                const std::vector<double> &values);
+  /// A float or int hyperparameter of a group.
+  double hyper(const std::string &group, const std::string &name) const;
+  /// A hyperparameter's values (a tuple's elements; one for the others).
+  std::vector<double> hyperValues(const std::string &group,
+                                  const std::string &name) const;
+
+  /// Steps taken by the named parameter.
+  int64_t stepCount(const std::string &param) const;
+  /// Bytes of optimizer state held.
+  int64_t stateBytes() const;
+  /// Bytes this rank gave to and got from collectives in the last step (as
+  /// optgen explain counts them).
+  int64_t bytesSent() const;
+  int64_t bytesReceived() const;
+  /// The group a parameter was bound to (after finalize()).
+  std::string groupOf(const std::string &param) const;
+  /// The plan as a table: per bucket its group, rule, shape and parameters.
+  std::string describePlan() const;
+  const OptimizerSpec &spec() const { return spec_; }
+  const Communicator &communicator() const { return *communicator_; }
+  /// The step (after finalize()).
+  const StepSchedule &schedule() const;
+
+  /// Writes / reads every parameter's state and step count (safetensors,
+  /// keyed by parameter name, so a checkpoint is independent of the plan
+  /// and of the executor's layout). Under a multi-rank communicator every
+  /// rank calls them: the sharded state is gathered to rank 0, which writes
+  /// it; every rank reads its part back, whatever the number of ranks that
+  /// saved it.
+  void saveState(const std::string &path);
+  void loadState(const std::string &path);
+
+private:
+  struct Param {
+    std::string name;
+    TensorView param, grad;
+    std::string group; ///< explicit group, or empty
+    int rule = -1;     ///< the planned rule, or -1 for the group's
+    std::vector<int64_t> fullRows, fullCols; ///< the states' whole shapes
+    std::vector<int64_t> heldRows, heldCols; ///< what this rank holds
+    ElementRange part;                       ///< what this rank steps
+    int64_t steps = 0;
+  };
+
+  /// Checks the registered parameters against spec().plannedParams and
+  /// binds them to their planned groups and rules.
+  void applyPlannedGroups();
+  /// The schedule compiled into the code, after checking the world size.
+  StepSchedule compiledSchedule() const;
+  /// The schedule planned for the registered parameters.
+  StepSchedule plannedSchedule();
+  /// What each rank steps of each parameter (schedule order).
+  std::vector<ElementRange> partsOf(int rank) const;
+  size_t groupIndex(const std::string &name) const;
+  /// The rule parameter `param` runs (after finalize()).
+  const RuleSpec &ruleOf(size_t param) const;
+  size_t paramIndex(const std::string &name) const;
+  size_t hyperIndex(size_t group, const std::string &name,
+                    size_t *offset) const;
+
+  OptimizerSpec spec_;
+  std::unique_ptr<Executor> executor_;
+  std::deque<std::string> addedNames_; ///< names of groups from addGroup()
+  /// "group/hyper" of hyperparameters without a value yet.
+  std::set<std::string> unset_;
+  /// In registration order until finalize(), then in the schedule's.
+  std::vector<Param> params_;
+  std::vector<std::vector<double>> hypers_; ///< per group, flattened
+  std::unique_ptr<Communicator> communicator_;
+  StepSchedule schedule_;
+  bool finalized_ = false;
+};
+
+} // namespace optgen::runtime
+
+#endif // OPTGEN_RUNTIME_OPTIMIZERFRONT_H

@@ -1,0 +1,135 @@
+//===- OptimizerSpec.h - An optimizer as tables -----------------*- C++ -*-===//
+//
+// Generated code describes its optimizer as tables: rules (their
+// hyperparameters, states and step functions), groups (patterns, shape
+// conditions and settings), and, when compiled for known parameters, those
+// parameters and the compiled step. OptimizerFront.h does the rest.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_RUNTIME_OPTIMIZERSPEC_H
+#define OPTGEN_RUNTIME_OPTIMIZERSPEC_H
+
+#include "optgen/runtime/Schedule.h"
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace optgen::runtime {
+
+class Executor;
+
+/// One parameter's step, as a generated rule function receives it. The
+/// parameter is seen as rows x cols: a matrix as itself, a vector or a
+/// parameter of any rank as one row.
+struct RuleCall {
+  float *param;
+  const float *grad;
+  float *const *states;     ///< per state, its storage
+  const int64_t *stateRows; ///< per state
+  const int64_t *stateCols; ///< per state
+  int64_t rows, cols;
+  const int64_t *shape; ///< the parameter's own shape
+  int rank;
+  const double *hypers; ///< the group's values, tuples flattened
+  int64_t step;         ///< 1 at the first step
+  /// RuleSpec::workspaceElements(shape, rank) floats of scratch for this
+  /// call alone, allocated once at finalize() (null when the rule needs
+  /// none). Its contents are undefined at every call.
+  float *workspace;
+};
+
+struct HyperSpec {
+  const char *name;
+  int size;   ///< 1, or the number of values of a tuple
+  bool isInt; ///< an int (or a tuple of ints) rather than floats
+  bool hasDefault;
+  std::vector<double> defaults;
+};
+
+struct RuleSpec {
+  const char *name;
+  int rank; ///< -1 any, 1 vectors, 2 matrices
+  std::vector<HyperSpec> hypers;
+  std::vector<const char *> states;
+  /// The rows x cols of each state for a parameter of `shape`.
+  void (*stateShapes)(const int64_t *shape, int rank, int64_t *rows,
+                      int64_t *cols);
+  void (*step)(const RuleCall &call);
+  /// Purely elementwise (no reduction, no shape query): any part of a
+  /// parameter can be stepped on its own, so ZeRO-2 splits it by element.
+  bool elementwise = false;
+  /// The f32 elements of scratch one call for a parameter (or part) of
+  /// `shape` needs, or null for none: the executor allocates them once, at
+  /// finalize(), per call that may run at once, and never inside a step.
+  int64_t (*workspaceElements)(const int64_t *shape, int rank) = nullptr;
+};
+
+struct GroupSpec {
+  const char *name;
+  int rule;
+  std::vector<const char *> patterns;
+  /// The group's `where` condition on a parameter's shape, or null.
+  bool (*where)(const int64_t *shape, int rank);
+  std::vector<std::pair<const char *, std::vector<double>>> settings;
+};
+
+/// A parameter the optimizer was compiled for (`optgen compile --shapes`):
+/// its group is fixed in the generated code, and so is the rule it runs,
+/// the group's rule specialised to its shape (-1: the group's rule).
+struct PlannedParam {
+  const char *name;
+  std::vector<int64_t> shape;
+  int group;
+  int rule;
+};
+
+/// A step compiled for known parameters (OptimizerSpec::plannedParams, whose
+/// order the units' member indices follow) and a known number of ranks.
+/// With one, finalize() plans nothing: it checks that the registered
+/// parameters and the communicator's world size are the compiled ones, and
+/// step() calls `step`, which runs the executor's primitives in the order
+/// of the schedule. Generated code prints it as, for example:
+///
+///   void compiledStep(optgen::runtime::Executor &x) {
+///     optgen::runtime::Token t0 = x.launchAllReduce(0);
+///     optgen::runtime::Token t1 = x.launchReduceScatter(1);
+///     x.wait(t0);
+///     x.compute(0);
+///     x.wait(t1);
+///     x.compute(1);
+///     optgen::runtime::Token t2 = x.launchAllGather(1);
+///     x.wait(t2);
+///   }
+///   ...
+///   spec.compiledSchedule = optgen::runtime::CompiledSchedule{2, {
+///       {optgen::runtime::UnitKind::Small, -1, {0, 1}, {}, {24},
+///        optgen::runtime::DType::F32},
+///       {optgen::runtime::UnitKind::Owned, 1, {2, 3}, {0, 1}, {4096, 4096},
+///        optgen::runtime::DType::F32}},
+///     compiledStep};
+struct CompiledSchedule {
+  int worldSize = 1;
+  /// The units (StepUnit::ranges left empty: the runtime derives them).
+  std::vector<StepUnit> units;
+  void (*step)(Executor &executor) = nullptr;
+};
+
+struct OptimizerSpec {
+  const char *name;
+  std::vector<RuleSpec> rules;
+  std::vector<GroupSpec> groups;
+  Distribution distribution;
+  int64_t smallNumel;
+  /// Empty unless compiled with --shapes: then exactly these parameters
+  /// must be registered, and they keep these groups.
+  std::vector<PlannedParam> plannedParams = {};
+  /// Set when the step was compiled too (--shapes and --world-size).
+  std::optional<CompiledSchedule> compiledSchedule = std::nullopt;
+};
+
+} // namespace optgen::runtime
+
+#endif // OPTGEN_RUNTIME_OPTIMIZERSPEC_H

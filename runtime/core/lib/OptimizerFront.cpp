@@ -1,0 +1,520 @@
+//===- OptimizerFront.cpp - The device-agnostic optimizer -----------------===//
+
+#include "optgen/runtime/OptimizerFront.h"
+
+#include "optgen/runtime/Error.h"
+#include "optgen/runtime/Safetensors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace optgen::runtime {
+
+OptimizerFront::OptimizerFront(OptimizerSpec spec,
+                               std::unique_ptr<Executor> executor)
+    : spec_(std::move(spec)), executor_(std::move(executor)),
+      communicator_(makeSingleRankCommunicator()) {
+  if (!executor_)
+    throw Error("optimizer '" + std::string(spec_.name) + "' has no executor");
+  for (const GroupSpec &group : spec_.groups) {
+    const RuleSpec &rule = spec_.rules.at(group.rule);
+    std::vector<double> values;
+    for (const HyperSpec &hyper : rule.hypers) {
+      bool set = std::any_of(
+          group.settings.begin(), group.settings.end(),
+          [&](const auto &s) { return std::string(s.first) == hyper.name; });
+      if (!hyper.hasDefault && !set)
+        throw Error(std::string("group '") + group.name + "' does not set '" +
+                    hyper.name + "', which rule '" + rule.name +
+                    "' gives no default");
+      for (int i = 0; i < hyper.size; ++i)
+        values.push_back(hyper.hasDefault ? hyper.defaults.at(i) : 0.0);
+    }
+    hypers_.push_back(std::move(values));
+    for (const auto &[name, setting] : group.settings)
+      setHyper(group.name, name, setting);
+  }
+}
+
+OptimizerFront::~OptimizerFront() = default;
+
+void OptimizerFront::addParameter(const std::string &name, TensorView param,
+                                  TensorView grad) {
+  addParameter(name, std::move(param), std::move(grad), "");
+}
+
+void OptimizerFront::addParameter(const std::string &name, TensorView param,
+                                  TensorView grad, const std::string &group) {
+  if (finalized_)
+    throw Error("parameter '" + name + "' added after finalize()");
+  if (param.dtype != DType::F32 && param.dtype != DType::BF16)
+    throw Error("parameter '" + name + "' is " +
+                std::string(dtypeName(param.dtype)) +
+                "; parameters are F32 or BF16");
+  if (grad.dtype != param.dtype || grad.shape != param.shape)
+    throw Error("the gradient of '" + name + "' is " +
+                std::string(dtypeName(grad.dtype)) + " " +
+                formatShape(grad.shape) + ", but the parameter is " +
+                std::string(dtypeName(param.dtype)) + " " +
+                formatShape(param.shape));
+  if (!param.data || !grad.data)
+    throw Error("parameter '" + name + "' has no memory");
+  (void)param.numel(); // validates the shape
+  for (const Param &p : params_)
+    if (p.name == name)
+      throw Error("parameter '" + name + "' is added twice");
+  if (!group.empty())
+    (void)groupIndex(group);
+  Param p;
+  p.name = name;
+  p.param = std::move(param);
+  p.grad = std::move(grad);
+  p.group = group;
+  params_.push_back(std::move(p));
+}
+
+size_t OptimizerFront::groupIndex(const std::string &name) const {
+  for (size_t i = 0; i < spec_.groups.size(); ++i)
+    if (spec_.groups[i].name == name)
+      return i;
+  throw Error("optimizer '" + std::string(spec_.name) + "' has no group '" +
+              name + "'");
+}
+
+size_t OptimizerFront::paramIndex(const std::string &name) const {
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].name == name)
+      return i;
+  throw Error("no parameter '" + name + "'");
+}
+
+size_t OptimizerFront::hyperIndex(size_t group, const std::string &name,
+                                  size_t *offset) const {
+  const RuleSpec &rule = spec_.rules[spec_.groups[group].rule];
+  size_t at = 0;
+  for (size_t i = 0; i < rule.hypers.size(); ++i) {
+    if (rule.hypers[i].name == name) {
+      *offset = at;
+      return i;
+    }
+    at += rule.hypers[i].size;
+  }
+  throw Error("group '" + std::string(spec_.groups[group].name) + "' (rule '" +
+              rule.name + "') has no hyperparameter '" + name + "'");
+}
+
+void OptimizerFront::setHyper(const std::string &group, const std::string &name,
+                              double value) {
+  setHyper(group, name, std::vector<double>{value});
+}
+
+void OptimizerFront::setHyper(const std::string &group, const std::string &name,
+                              const std::vector<double> &values) {
+  size_t g = groupIndex(group), offset = 0;
+  const HyperSpec &hyper =
+      spec_.rules[spec_.groups[g].rule].hypers[hyperIndex(g, name, &offset)];
+  if (static_cast<int>(values.size()) != hyper.size)
+    throw Error("hyperparameter '" + name + "' of group '" + group +
+                "' takes " + std::to_string(hyper.size) + " value" +
+                (hyper.size == 1 ? "" : "s") + ", not " +
+                std::to_string(values.size()));
+  for (double v : values)
+    if (hyper.isInt && v != std::trunc(v))
+      throw Error("hyperparameter '" + name + "' of group '" + group +
+                  "' is an int, not " + std::to_string(v));
+  std::copy(values.begin(), values.end(), hypers_[g].begin() + offset);
+  unset_.erase(group + "/" + name);
+}
+
+double OptimizerFront::hyper(const std::string &group,
+                             const std::string &name) const {
+  std::vector<double> values = hyperValues(group, name);
+  if (values.size() != 1)
+    throw Error("hyperparameter '" + name + "' of group '" + group +
+                "' is a tuple of " + std::to_string(values.size()) +
+                "; read it with hyperValues()");
+  return values[0];
+}
+
+std::vector<double> OptimizerFront::hyperValues(const std::string &group,
+                                                const std::string &name) const {
+  size_t g = groupIndex(group), offset = 0;
+  const HyperSpec &hyper =
+      spec_.rules[spec_.groups[g].rule].hypers[hyperIndex(g, name, &offset)];
+  return {hypers_[g].begin() + offset,
+          hypers_[g].begin() + offset + hyper.size};
+}
+
+void OptimizerFront::addGroup(const std::string &name,
+                              const std::string &rule) {
+  if (finalized_)
+    throw Error("group '" + name + "' added after finalize()");
+  for (const GroupSpec &group : spec_.groups)
+    if (group.name == name)
+      throw Error("group '" + name + "' exists already");
+  int index = -1;
+  for (size_t r = 0; r < spec_.rules.size(); ++r)
+    if (spec_.rules[r].name == rule)
+      index = static_cast<int>(r);
+  if (index < 0)
+    throw Error("optimizer '" + std::string(spec_.name) + "' has no rule '" +
+                rule + "'");
+  addedNames_.push_back(name);
+  spec_.groups.push_back({addedNames_.back().c_str(), index, {}, nullptr, {}});
+  std::vector<double> values;
+  for (const HyperSpec &hyper : spec_.rules[index].hypers) {
+    if (!hyper.hasDefault)
+      unset_.insert(name + "/" + hyper.name);
+    for (int i = 0; i < hyper.size; ++i)
+      values.push_back(hyper.hasDefault ? hyper.defaults.at(i) : 0.0);
+  }
+  hypers_.push_back(std::move(values));
+}
+
+void OptimizerFront::applyPlannedGroups() {
+  for (Param &p : params_) {
+    auto planned =
+        std::find_if(spec_.plannedParams.begin(), spec_.plannedParams.end(),
+                     [&](const PlannedParam &q) { return q.name == p.name; });
+    if (planned == spec_.plannedParams.end())
+      throw Error("parameter '" + p.name +
+                  "' is not one of the parameters optimizer '" + spec_.name +
+                  "' was compiled for (optgen compile --shapes)");
+    if (planned->shape != p.param.shape)
+      throw Error("optimizer '" + std::string(spec_.name) +
+                  "' was compiled for parameter '" + p.name + "' of shape " +
+                  formatShape(planned->shape) + ", got " +
+                  formatShape(p.param.shape));
+    std::string group = spec_.groups[planned->group].name;
+    if (spec_.compiledSchedule && !p.group.empty() && p.group != group)
+      throw Error("optimizer '" + std::string(spec_.name) +
+                  "' was compiled for parameter '" + p.name + "' in group '" +
+                  group + "', got group '" + p.group + "'");
+    if (p.group.empty() || spec_.compiledSchedule) {
+      p.group = group;
+      p.rule = planned->rule;
+    }
+  }
+  for (const PlannedParam &planned : spec_.plannedParams)
+    if (std::none_of(params_.begin(), params_.end(),
+                     [&](const Param &p) { return p.name == planned.name; }))
+      throw Error("parameter '" + std::string(planned.name) +
+                  "', which "
+                  "optimizer '" +
+                  spec_.name + "' was compiled for, was not registered");
+}
+
+void OptimizerFront::setCommunicator(
+    std::unique_ptr<Communicator> communicator) {
+  if (finalized_)
+    throw Error("setCommunicator() after finalize()");
+  communicator_ = std::move(communicator);
+}
+
+StepSchedule OptimizerFront::compiledSchedule() const {
+  const CompiledSchedule &compiled = *spec_.compiledSchedule;
+  if (!compiled.step)
+    throw Error("optimizer '" + std::string(spec_.name) +
+                "' has a compiled schedule without a step function");
+  if (compiled.worldSize != communicator_->size())
+    throw Error("optimizer '" + std::string(spec_.name) +
+                "' was compiled for " + std::to_string(compiled.worldSize) +
+                (compiled.worldSize == 1 ? " rank" : " ranks") +
+                ", running on " + std::to_string(communicator_->size()));
+  // The parameters in the compiled order, bound as compiled: nothing is
+  // planned, the buckets only regrouped for describePlan().
+  StepSchedule schedule;
+  schedule.worldSize = compiled.worldSize;
+  std::vector<size_t> groupOf;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const PlannedParam &planned : spec_.plannedParams) {
+    if (planned.group < 0 ||
+        static_cast<size_t>(planned.group) >= spec_.groups.size())
+      throw Error("parameter '" + std::string(planned.name) +
+                  "' was compiled for group " + std::to_string(planned.group) +
+                  " of " + std::to_string(spec_.groups.size()));
+    int rule =
+        planned.rule >= 0 ? planned.rule : spec_.groups[planned.group].rule;
+    if (rule < 0 || static_cast<size_t>(rule) >= spec_.rules.size())
+      throw Error("parameter '" + std::string(planned.name) +
+                  "' was compiled for rule " + std::to_string(rule) + " of " +
+                  std::to_string(spec_.rules.size()));
+    const Param &p = params_[paramIndex(planned.name)];
+    schedule.params.push_back({planned.name, planned.shape,
+                               static_cast<size_t>(planned.group), rule,
+                               spec_.rules[rule].elementwise, p.grad.dtype});
+    groupOf.push_back(static_cast<size_t>(planned.group));
+    shapes.push_back(planned.shape);
+  }
+  schedule.buckets = bucketParams(groupOf, shapes, spec_.groups.size());
+  schedule.units = compiled.units;
+  deriveRanges(schedule);
+  return schedule;
+}
+
+StepSchedule OptimizerFront::plannedSchedule() {
+  std::vector<ParamDesc> descs;
+  for (const Param &p : params_)
+    descs.push_back({p.name, p.param.shape, p.group});
+  std::vector<GroupDesc> groups;
+  for (const GroupSpec &group : spec_.groups) {
+    GroupDesc desc{group.name,
+                   spec_.rules[group.rule].name,
+                   {},
+                   spec_.rules[group.rule].rank,
+                   nullptr};
+    for (const char *pattern : group.patterns)
+      desc.patterns.push_back(pattern);
+    if (group.where) {
+      auto where = group.where;
+      desc.where = [where](const std::vector<int64_t> &shape) {
+        return where(shape.data(), static_cast<int>(shape.size()));
+      };
+    }
+    groups.push_back(std::move(desc));
+  }
+  Plan plan = planStep(descs, groups);
+  std::vector<ScheduleParam> params;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Param &p = params_[i];
+    size_t group = plan.groupOf[i];
+    int rule = p.rule >= 0 ? p.rule : spec_.groups[group].rule;
+    params.push_back({p.name, p.param.shape, group, rule,
+                      spec_.rules[rule].elementwise, p.grad.dtype});
+  }
+  return buildStepSchedule(std::move(params), std::move(plan.buckets),
+                           spec_.distribution, communicator_->size(),
+                           spec_.smallNumel);
+}
+
+std::vector<ElementRange> OptimizerFront::partsOf(int rank) const {
+  std::vector<ElementRange> parts(schedule_.params.size());
+  for (const StepUnit &unit : schedule_.units)
+    for (size_t k = 0; k < unit.params.size(); ++k)
+      parts[unit.params[k]] = unit.ranges[rank][k];
+  return parts;
+}
+
+void OptimizerFront::finalize() {
+  if (finalized_)
+    throw Error("finalize() is called once");
+  if (spec_.compiledSchedule && spec_.plannedParams.empty())
+    throw Error("optimizer '" + std::string(spec_.name) +
+                "' has a compiled schedule but no compiled parameters");
+  if (!spec_.plannedParams.empty())
+    applyPlannedGroups();
+  StepSchedule schedule =
+      spec_.compiledSchedule ? compiledSchedule() : plannedSchedule();
+
+  // From here on the parameters are in the schedule's order.
+  std::vector<Param> ordered;
+  for (const ScheduleParam &param : schedule.params)
+    ordered.push_back(std::move(params_[paramIndex(param.name)]));
+  params_ = std::move(ordered);
+  schedule_ = std::move(schedule);
+
+  for (size_t i = 0; i < params_.size(); ++i) {
+    std::string group = spec_.groups[schedule_.params[i].group].name;
+    for (const HyperSpec &hyper : ruleOf(i).hypers)
+      if (unset_.count(group + "/" + hyper.name))
+        throw Error("parameter '" + params_[i].name + "' is in group '" +
+                    group + "', which does not set '" + hyper.name + "'");
+  }
+
+  std::vector<ElementRange> parts = partsOf(communicator_->rank());
+  ExecutorSetup setup{
+      &schedule_, communicator_->rank(), {}, communicator_.get()};
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Param &p = params_[i];
+    const RuleSpec &rule = ruleOf(i);
+    size_t count = rule.states.size();
+    p.fullRows.assign(count, 0);
+    p.fullCols.assign(count, 0);
+    rule.stateShapes(p.param.shape.data(),
+                     static_cast<int>(p.param.shape.size()), p.fullRows.data(),
+                     p.fullCols.data());
+    p.heldRows = p.fullRows;
+    p.heldCols = p.fullCols;
+    p.part = parts[i];
+    int64_t numel = p.param.numel();
+    for (size_t s = 0; s < count; ++s)
+      if (p.part.length == 0 ||
+          (p.part.length != numel && p.fullRows[s] * p.fullCols[s] == numel)) {
+        // This rank keeps the state of its part only (none of a matrix
+        // another rank owns).
+        p.heldRows[s] = 1;
+        p.heldCols[s] = p.part.length;
+      }
+    setup.params.push_back({p.param, p.grad, &rule,
+                            hypers_[schedule_.params[i].group].data(), &p.steps,
+                            p.heldRows, p.heldCols});
+  }
+  executor_->prepare(setup);
+  finalized_ = true;
+}
+
+void OptimizerFront::step() {
+  if (!finalized_)
+    throw Error("step() before finalize()");
+  for (Param &p : params_)
+    ++p.steps;
+  executor_->beginStep();
+  if (spec_.compiledSchedule)
+    spec_.compiledSchedule->step(*executor_);
+  else
+    runProgram(schedule_, *executor_);
+  executor_->endStep();
+}
+
+const RuleSpec &OptimizerFront::ruleOf(size_t param) const {
+  return spec_.rules[schedule_.params[param].rule];
+}
+
+const StepSchedule &OptimizerFront::schedule() const {
+  if (!finalized_)
+    throw Error("schedule() before finalize()");
+  return schedule_;
+}
+
+int64_t OptimizerFront::stepCount(const std::string &param) const {
+  return params_[paramIndex(param)].steps;
+}
+
+int64_t OptimizerFront::stateBytes() const {
+  return finalized_ ? executor_->stateBytes() : 0;
+}
+
+int64_t OptimizerFront::bytesSent() const {
+  return finalized_ ? executor_->bytesSent() : 0;
+}
+
+int64_t OptimizerFront::bytesReceived() const {
+  return finalized_ ? executor_->bytesReceived() : 0;
+}
+
+std::string OptimizerFront::groupOf(const std::string &param) const {
+  if (!finalized_)
+    throw Error("groupOf() before finalize()");
+  return spec_.groups[schedule_.params[paramIndex(param)].group].name;
+}
+
+std::string OptimizerFront::describePlan() const {
+  if (!finalized_)
+    throw Error("describePlan() before finalize()");
+  Plan plan{{}, schedule_.buckets};
+  std::vector<ParamDesc> params;
+  for (const ScheduleParam &p : schedule_.params) {
+    plan.groupOf.push_back(p.group);
+    params.push_back({p.name, p.shape, ""});
+  }
+  std::vector<GroupDesc> groups;
+  for (const GroupSpec &group : spec_.groups)
+    groups.push_back({group.name,
+                      spec_.rules[group.rule].name,
+                      {},
+                      spec_.rules[group.rule].rank,
+                      nullptr});
+  return optgen::runtime::describePlan(plan, params, groups);
+}
+
+/// Which ranks hold what of a state of `numel` elements that is `full`
+/// elements whole, given each rank's part of its parameter: a state shaped
+/// like the parameter is split as the parameter is; any other is held whole
+/// by the first rank that updates the parameter.
+static std::vector<int64_t> stateCounts(const std::vector<int64_t> &parts,
+                                        int64_t numel, int64_t full) {
+  std::vector<int64_t> counts(parts.size(), 0);
+  if (full == numel) {
+    counts = parts;
+    bool whole = std::count(parts.begin(), parts.end(), numel) > 1;
+    if (whole) // every rank updates it (a small tensor): rank 0 gives it
+      std::fill(counts.begin() + 1, counts.end(), 0);
+    return counts;
+  }
+  for (size_t r = 0; r < parts.size(); ++r)
+    if (parts[r] > 0) {
+      counts[r] = full;
+      break;
+    }
+  return counts;
+}
+
+void OptimizerFront::saveState(const std::string &path) {
+  if (!finalized_)
+    throw Error("saveState() before finalize()");
+  // Each state is gathered whole (parts of sharded ones come from the
+  // ranks holding them) and rank 0 writes it, keyed by parameter name, so
+  // the file is the same whatever the number of ranks.
+  int size = communicator_->size(), rank = communicator_->rank();
+  std::vector<std::vector<ElementRange>> parts(size); // [rank][param]
+  for (int r = 0; r < size; ++r)
+    parts[r] = partsOf(r);
+  SafetensorsWriter writer;
+  writer.setMetadata("optimizer", spec_.name);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Param &p = params_[i];
+    const RuleSpec &rule = ruleOf(i);
+    std::vector<int64_t> partOf(size);
+    for (int r = 0; r < size; ++r)
+      partOf[r] = parts[r][i].length;
+    for (size_t s = 0; s < p.fullRows.size(); ++s) {
+      int64_t full = p.fullRows[s] * p.fullCols[s];
+      std::vector<int64_t> counts = stateCounts(partOf, p.param.numel(), full);
+      std::vector<float> held(
+          static_cast<size_t>(p.heldRows[s] * p.heldCols[s]));
+      executor_->readState(i, s, held.data());
+      std::vector<float> whole(static_cast<size_t>(full));
+      communicator_->allGather(held.data(), whole.data(), counts, DType::F32)
+          ->wait();
+      std::vector<unsigned char> bytes(whole.size() * sizeof(float));
+      if (!bytes.empty())
+        std::memcpy(bytes.data(), whole.data(), bytes.size());
+      writer.add("state/" + p.name + "/" + rule.states[s], DType::F32,
+                 {p.fullRows[s], p.fullCols[s]}, std::move(bytes));
+    }
+    std::vector<unsigned char> step(sizeof(int64_t));
+    std::memcpy(step.data(), &p.steps, sizeof(int64_t));
+    writer.add("step/" + p.name, DType::I64, {1}, std::move(step));
+  }
+  if (rank == 0)
+    writer.write(path);
+  // Nobody returns before the file is there.
+  float done = 0;
+  communicator_->allReduceMean(&done, 1, DType::F32)->wait();
+}
+
+void OptimizerFront::loadState(const std::string &path) {
+  if (!finalized_)
+    throw Error("loadState() before finalize()");
+  SafetensorsFile file = SafetensorsFile::open(path);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Param &p = params_[i];
+    const RuleSpec &rule = ruleOf(i);
+    for (size_t s = 0; s < p.fullRows.size(); ++s) {
+      std::string name = "state/" + p.name + "/" + rule.states[s];
+      if (!file.has(name))
+        throw Error(path + " has no state '" + rule.states[s] +
+                    "' for parameter '" + p.name + "'");
+      TensorView view = file.view(name);
+      int64_t full = p.fullRows[s] * p.fullCols[s];
+      if (view.numel() != full)
+        throw Error(path + ": state '" + name + "' has " +
+                    std::to_string(view.numel()) +
+                    " elements, but parameter '" + p.name + "' needs " +
+                    std::to_string(full));
+      std::vector<float> values = toFloatVector(view);
+      // This rank's part: a slice of a state shaped like a split parameter,
+      // else all of it (or nothing, when it holds none).
+      int64_t held = p.heldRows[s] * p.heldCols[s];
+      int64_t from = held < full && full == p.param.numel() ? p.part.begin : 0;
+      executor_->writeState(i, s, values.data() + from);
+    }
+    std::string step = "step/" + p.name;
+    if (!file.has(step))
+      throw Error(path + " has no step count for parameter '" + p.name + "'");
+    p.steps = static_cast<int64_t>(readDouble(file.view(step), 0));
+  }
+}
+
+} // namespace optgen::runtime

@@ -1,0 +1,93 @@
+//===- Kernels.h - What generated CPU code calls ----------------*- C++ -*-===//
+//
+// Generated rule code works on Tiles, 2-D views of float data (a vector or a
+// parameter of any rank is one row), and calls these helpers for the math
+// whose exact form must match PyTorch's (lerp, NaN-propagating min/max) and
+// for matrix products (BLAS).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_RUNTIME_KERNELS_H
+#define OPTGEN_RUNTIME_KERNELS_H
+
+#include "optgen/runtime/Float16.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+/// Generated loops are parallel when built with OpenMP, and plain loops
+/// (without unknown-pragma warnings) when not:
+///   OPTGEN_PARALLEL_FOR(if (n >= 65536) reduction(+ : sum))
+#define OPTGEN_PRAGMA(text) _Pragma(#text)
+#ifdef _OPENMP
+#define OPTGEN_PARALLEL_FOR(...) OPTGEN_PRAGMA(omp parallel for __VA_ARGS__)
+#else
+#define OPTGEN_PARALLEL_FOR(...)
+#endif
+
+namespace optgen::runtime {
+
+/// A row-major rows x cols block of floats. Tensors of bf16 or f16 hold
+/// values already rounded to that type; masks hold 0 and 1.
+struct Tile {
+  float *data = nullptr;
+  int64_t rows = 0, cols = 0;
+  int64_t size() const { return rows * cols; }
+};
+
+/// torch.lerp's formula, exact at both ends: start + weight * (end - start)
+/// for weight < 0.5, else end - (end - start) * (1 - weight).
+inline float lerp(float start, float end, float weight) {
+  return weight < 0.5f ? start + weight * (end - start)
+                       : end - (end - start) * (1.0f - weight);
+}
+
+/// torch.maximum / torch.minimum: NaN if either is NaN.
+inline float maximum(float a, float b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<float>::quiet_NaN();
+  return a > b ? a : b;
+}
+inline float minimum(float a, float b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<float>::quiet_NaN();
+  return a < b ? a : b;
+}
+inline int64_t maximum(int64_t a, int64_t b) { return a > b ? a : b; }
+inline int64_t minimum(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/// torch.sign: -1, 0 or 1; NaN stays NaN.
+inline float sign(float x) {
+  if (std::isnan(x))
+    return x;
+  return static_cast<float>((x > 0.0f) - (x < 0.0f));
+}
+
+/// out = alpha * op(a) @ op(b) + beta * c, op transposing when asked,
+/// accumulating in f32 (BLAS sgemm); without `c` (null) beta is unused.
+/// With `symmetric` the product is op(a) @ op(a)^T of one operand and `c`
+/// is symmetric: only the upper triangle is computed (ssyrk, half the
+/// multiply-adds) and then mirrored. `out` holds the product's rows x cols
+/// and may be `c`'s memory, never a's or b's.
+void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
+          float alpha, const Tile *c, float beta, bool symmetric, Tile &out);
+
+/// dst = src^T; dst must hold src.cols x src.rows.
+void transpose(const Tile &src, Tile &dst);
+
+/// Rounds every element of `tile` to bf16 (or f16) in place.
+void roundTileToBF16(Tile &tile);
+void roundTileToF16(Tile &tile);
+
+/// Copies src into dst (same size) unless they are the same memory.
+void copyTile(const Tile &src, float *dst);
+
+/// Throws an Error naming `what` unless a tensor of rows x cols broadcasts
+/// to the iteration space spaceRows x spaceCols.
+void checkBroadcast(const char *what, int64_t rows, int64_t cols,
+                    int64_t spaceRows, int64_t spaceCols);
+
+} // namespace optgen::runtime
+
+#endif // OPTGEN_RUNTIME_KERNELS_H

@@ -1,0 +1,567 @@
+//===- HostExecutor.cpp - Steps on the host -------------------------------===//
+
+#include "optgen/runtime/HostExecutor.h"
+
+#include "optgen/runtime/Error.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <tuple>
+#include <utility>
+
+namespace optgen::runtime {
+
+namespace {
+
+/// Where a unit is in the step; the primitives move it along.
+enum class Phase { Idle, Reducing, Reduced, Computed, Gathering, Done };
+
+/// One rule call a step makes on this rank: a parameter, or the part of it
+/// this rank steps, with where each input and output lives. Everything is
+/// fixed at prepare(), so that a step only converts, steps and copies.
+struct Call {
+  size_t index; ///< the parameter's, in the schedule
+  const RuleSpec *rule;
+  ElementRange range;
+  /// What the rule sees: rows x cols and the shape (the parameter's, or
+  /// one row of the part's elements).
+  int64_t rows, cols;
+  std::vector<int64_t> shape;
+  /// The gradient: the caller's or the averaged one in a collective
+  /// buffer; staged in f32 when it is not f32.
+  const void *grad;
+  DType gradDType;
+  float *gradStage = nullptr;
+  /// The caller's parameter at range.begin; staged when it is not f32.
+  void *param;
+  DType paramDType;
+  float *paramStage = nullptr;
+  /// Flat and Owned: where the updated elements go for the all-gather.
+  void *gather = nullptr;
+  DType payload = DType::F32;
+  std::vector<float *> states;
+  const int64_t *stateRows, *stateCols;
+  const double *hypers;
+  const int64_t *steps;
+};
+
+struct Unit {
+  const StepUnit *spec = nullptr;
+  std::vector<Call> calls; ///< this rank's, in member order
+  /// Per member, where it starts in the packed order.
+  std::vector<int64_t> offsets;
+  /// Small: the gradients, all-reduced in place. Flat and Owned: the
+  /// reduce-scatter's input and the all-gather's output.
+  std::vector<unsigned char> packed;
+  /// Flat and Owned: this rank's part, the reduce-scatter's output (the
+  /// averaged gradients) and then the all-gather's input (the updates).
+  std::vector<unsigned char> part;
+  /// Per state index, the state of every call that has it, contiguous: a
+  /// bucket's K same-shape matrices hold each state as one [K, rows, cols].
+  std::vector<std::vector<float>> states;
+  /// The calls are independent matrix updates of one rule, stepped in
+  /// parallel across the batch.
+  bool batched = false;
+  Phase phase = Phase::Idle;
+  RequestPtr reduction, gather;
+};
+
+std::pair<int64_t, int64_t> asRowsCols(const std::vector<int64_t> &shape) {
+  if (shape.size() == 2)
+    return {shape[0], shape[1]};
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  return {1, numel};
+}
+
+/// The threads a parallel region may have, and this one's number in it.
+int maxThreads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+int threadIndex() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+int64_t numelOf(const std::vector<int64_t> &shape) {
+  auto [rows, cols] = asRowsCols(shape);
+  return rows * cols;
+}
+
+class HostExecutor final : public Executor {
+public:
+  void prepare(const ExecutorSetup &setup) override;
+  void beginStep() override;
+  void endStep() override;
+  Token launchAllReduce(int unit) override;
+  Token launchReduceScatter(int unit) override;
+  Token launchAllGather(int unit) override;
+  void wait(Token token) override;
+  void compute(int unit) override;
+  void readState(size_t param, size_t state, float *values) const override;
+  void writeState(size_t param, size_t state, const float *values) override;
+  int64_t stateBytes() const override;
+  int64_t bytesSent() const override { return sent_; }
+  int64_t bytesReceived() const override { return received_; }
+
+private:
+  /// The unit `index`, after checking that it exists.
+  Unit &unit(int index, const char *what);
+  /// Throws Error unless `unit` is in `phase`.
+  void expectPhase(const Unit &unit, int index, Phase phase,
+                   const char *what) const;
+  std::string describe(int index) const;
+  void pack(Unit &unit);
+  /// Steps one call with `workspace` as its scratch.
+  void run(const Call &call, float *workspace) const;
+  void count(const Unit &unit, ScheduleOp::Kind collective);
+
+  ExecutorSetup setup_;
+  std::vector<Unit> units_;
+  /// f32 staging of non-f32 gradients and parameters: one unit's worth,
+  /// as units compute one at a time.
+  std::vector<float> staging_;
+  /// The scratch of the calls that may run at once (one per thread of a
+  /// batch), each workspaceElements_ floats.
+  std::vector<float> workspace_;
+  int64_t workspaceElements_ = 0;
+  int workspaceSlots_ = 1;
+  /// Per call of the largest unit, what its rule threw in a batch.
+  std::vector<std::exception_ptr> errors_;
+  /// Per parameter, its call: {unit, call}, or {-1, -1} when this rank
+  /// steps none of it.
+  std::vector<std::pair<int, int>> callOf_;
+  int64_t sent_ = 0, received_ = 0;
+};
+
+std::string HostExecutor::describe(int index) const {
+  return "unit " + std::to_string(index) + " (" +
+         unitKindName(units_[index].spec->kind) + ")";
+}
+
+Unit &HostExecutor::unit(int index, const char *what) {
+  if (index < 0 || static_cast<size_t>(index) >= units_.size())
+    throw Error(std::string(what) + " of unit " + std::to_string(index) +
+                ", of " + std::to_string(units_.size()));
+  return units_[index];
+}
+
+void HostExecutor::expectPhase(const Unit &unit, int index, Phase phase,
+                               const char *what) const {
+  if (unit.phase == phase)
+    return;
+  static const char *const said[] = {"before its reduction was launched",
+                                     "while its reduction is in flight",
+                                     "before it was computed",
+                                     "after it was computed",
+                                     "while its all-gather is in flight",
+                                     "after its all-gather"};
+  throw Error(describe(index) + ": " + what + " " +
+              said[static_cast<int>(unit.phase)]);
+}
+
+void HostExecutor::prepare(const ExecutorSetup &setup) {
+  setup_ = setup; // the calls point into this copy's parameters
+  const StepSchedule &schedule = *setup_.schedule;
+  int rank = setup_.rank;
+  for (size_t p = 0; p < setup_.params.size(); ++p)
+    for (const TensorView *view :
+         {&setup_.params[p].param, &setup_.params[p].grad})
+      if (view->device != Device::Host)
+        throw Error("parameter '" + schedule.params[p].name + "' is in " +
+                    std::string(deviceName(view->device)) +
+                    " memory; the host executor steps host memory");
+
+  units_.clear();
+  units_.resize(schedule.units.size());
+  callOf_.assign(schedule.params.size(), {-1, -1});
+  size_t stagingSize = 0;
+  for (size_t u = 0; u < units_.size(); ++u) {
+    Unit &unit = units_[u];
+    const StepUnit &spec = schedule.units[u];
+    unit.spec = &spec;
+    size_t payloadSize = dtypeSize(spec.payload);
+    int64_t total = 0;
+    for (size_t p : spec.params) {
+      unit.offsets.push_back(total);
+      total += numelOf(schedule.params[p].shape);
+    }
+    bool split = spec.kind == UnitKind::Flat || spec.kind == UnitKind::Owned;
+    int64_t mine = 0; // where this rank's part starts in the packed order
+    if (spec.kind == UnitKind::Small) {
+      unit.packed.assign(static_cast<size_t>(total) * payloadSize, 0);
+    } else if (split) {
+      int64_t counted = 0;
+      for (int r = 0; r < schedule.worldSize; ++r) {
+        if (r == rank)
+          mine = counted;
+        counted += spec.counts[r];
+      }
+      unit.packed.assign(static_cast<size_t>(counted) * payloadSize, 0);
+      unit.part.assign(static_cast<size_t>(spec.counts[rank]) * payloadSize, 0);
+    }
+
+    for (size_t k = 0; k < spec.params.size(); ++k) {
+      size_t p = spec.params[k];
+      const ExecutorParam &param = setup_.params[p];
+      ElementRange range = spec.ranges[rank][k];
+      bool here = spec.kind == UnitKind::Local ||
+                  spec.kind == UnitKind::Small ||
+                  (spec.kind == UnitKind::Flat && range.length > 0) ||
+                  (spec.kind == UnitKind::Owned && spec.owners[k] == rank);
+      if (!here)
+        continue;
+      Call call;
+      call.index = p;
+      call.rule = param.rule;
+      call.range = range;
+      const std::vector<int64_t> &shape = schedule.params[p].shape;
+      if (range.length == numelOf(shape)) {
+        call.shape = shape;
+        std::tie(call.rows, call.cols) = asRowsCols(shape);
+      } else {
+        // A part of an elementwise rule's parameter: one row of elements.
+        call.shape = {range.length};
+        call.rows = 1;
+        call.cols = range.length;
+      }
+      if (spec.kind == UnitKind::Local) {
+        call.grad = static_cast<const unsigned char *>(param.grad.data) +
+                    range.begin * dtypeSize(param.grad.dtype);
+        call.gradDType = param.grad.dtype;
+      } else {
+        unsigned char *at =
+            spec.kind == UnitKind::Small
+                ? unit.packed.data() + unit.offsets[k] * payloadSize
+                : unit.part.data() +
+                      (unit.offsets[k] + range.begin - mine) * payloadSize;
+        call.grad = at;
+        call.gradDType = spec.payload;
+        if (split) {
+          call.gather = at;
+          call.payload = spec.payload;
+        }
+      }
+      call.param = static_cast<unsigned char *>(param.param.data) +
+                   range.begin * dtypeSize(param.param.dtype);
+      call.paramDType = param.param.dtype;
+      call.stateRows = param.stateRows.data();
+      call.stateCols = param.stateCols.data();
+      call.hypers = param.hypers;
+      call.steps = param.steps;
+      callOf_[p] = {static_cast<int>(u), static_cast<int>(unit.calls.size())};
+      unit.calls.push_back(std::move(call));
+    }
+
+    // One allocation per state index for the unit's calls, each call's
+    // state at its offset in it.
+    size_t stateCount = 0;
+    for (const Call &call : unit.calls)
+      stateCount = std::max(stateCount, call.rule->states.size());
+    unit.states.resize(stateCount);
+    for (size_t s = 0; s < stateCount; ++s) {
+      size_t size = 0;
+      for (const Call &call : unit.calls)
+        if (s < call.rule->states.size())
+          size += static_cast<size_t>(call.stateRows[s] * call.stateCols[s]);
+      unit.states[s].assign(size, 0.0f);
+    }
+    std::vector<size_t> at(stateCount, 0);
+    size_t staged = 0;
+    for (Call &call : unit.calls) {
+      for (size_t s = 0; s < call.rule->states.size(); ++s) {
+        call.states.push_back(unit.states[s].data() + at[s]);
+        at[s] += static_cast<size_t>(call.stateRows[s] * call.stateCols[s]);
+      }
+      size_t length = static_cast<size_t>(call.range.length);
+      staged += (call.gradDType != DType::F32 ? length : 0) +
+                (call.paramDType != DType::F32 ? length : 0);
+    }
+    stagingSize = std::max(stagingSize, staged);
+  }
+  // A batch runs its calls on up to every thread, each with its own
+  // workspace; anything else one call at a time.
+  workspaceElements_ = 0;
+  workspaceSlots_ = 1;
+  size_t mostCalls = 0;
+  for (Unit &unit : units_) {
+    unit.batched = unit.spec->rule >= 0 && unit.calls.size() > 1 &&
+                   !unit.calls[0].rule->elementwise;
+    if (unit.batched)
+      workspaceSlots_ =
+          std::max(workspaceSlots_,
+                   std::min(static_cast<int>(unit.calls.size()), maxThreads()));
+    mostCalls = std::max(mostCalls, unit.calls.size());
+    for (const Call &call : unit.calls)
+      if (call.rule->workspaceElements)
+        workspaceElements_ = std::max(
+            workspaceElements_,
+            call.rule->workspaceElements(call.shape.data(),
+                                         static_cast<int>(call.shape.size())));
+  }
+  workspace_.assign(static_cast<size_t>(workspaceElements_) * workspaceSlots_,
+                    0.0f);
+  errors_.assign(mostCalls, nullptr);
+
+  // Each unit's calls stage into their own slices of one shared area.
+  staging_.assign(stagingSize, 0.0f);
+  for (Unit &unit : units_) {
+    float *at = staging_.data();
+    for (Call &call : unit.calls) {
+      if (call.gradDType != DType::F32) {
+        call.gradStage = at;
+        at += call.range.length;
+      }
+      if (call.paramDType != DType::F32) {
+        call.paramStage = at;
+        at += call.range.length;
+      }
+    }
+  }
+}
+
+void HostExecutor::beginStep() {
+  // A step that failed half-way may have left collectives in flight: their
+  // Requests complete them as they go.
+  for (Unit &unit : units_) {
+    unit.reduction.reset();
+    unit.gather.reset();
+    unit.phase = Phase::Idle;
+  }
+  sent_ = received_ = 0;
+}
+
+void HostExecutor::endStep() {
+  for (size_t u = 0; u < units_.size(); ++u) {
+    const Unit &unit = units_[u];
+    bool split =
+        unit.spec->kind == UnitKind::Flat || unit.spec->kind == UnitKind::Owned;
+    Phase last = split ? Phase::Done : Phase::Computed;
+    if (unit.phase == last)
+      continue;
+    static const char *const missing[] = {
+        "its reduction (or compute) was not launched",
+        "its reduction was not waited for",
+        "it was not computed",
+        "its all-gather was not launched",
+        "its all-gather was not waited for",
+        ""};
+    throw Error("the step left " + describe(static_cast<int>(u)) +
+                " incomplete: " +
+                (unit.spec->kind == UnitKind::Local && unit.phase == Phase::Idle
+                     ? "it was not computed"
+                     : missing[static_cast<int>(unit.phase)]));
+  }
+}
+
+void HostExecutor::count(const Unit &unit, ScheduleOp::Kind collective) {
+  Traffic traffic = collectiveTraffic(*unit.spec, collective, setup_.rank);
+  sent_ += traffic.sent;
+  received_ += traffic.received;
+}
+
+void HostExecutor::pack(Unit &unit) {
+  const StepUnit &spec = *unit.spec;
+  size_t payloadSize = dtypeSize(spec.payload);
+  int64_t end = 0;
+  for (size_t k = 0; k < spec.params.size(); ++k) {
+    const TensorView &grad = setup_.params[spec.params[k]].grad;
+    int64_t numel = numelOf(grad.shape);
+    convertElements(grad.data, grad.dtype,
+                    unit.packed.data() + unit.offsets[k] * payloadSize,
+                    spec.payload, numel);
+    end = unit.offsets[k] + numel;
+  }
+  // The padding of equal parts reduces to zeros.
+  size_t used = static_cast<size_t>(end) * payloadSize;
+  std::memset(unit.packed.data() + used, 0, unit.packed.size() - used);
+}
+
+Token HostExecutor::launchAllReduce(int index) {
+  Unit &u = unit(index, "all-reduce");
+  if (u.spec->kind != UnitKind::Small)
+    throw Error(describe(index) + " has no all-reduce");
+  expectPhase(u, index, Phase::Idle, "all-reduce");
+  pack(u);
+  u.reduction = setup_.communicator->allReduceMean(
+      u.packed.data(), u.spec->counts[0], u.spec->payload);
+  count(u, ScheduleOp::Kind::AllReduce);
+  u.phase = Phase::Reducing;
+  return Token{2 * index};
+}
+
+Token HostExecutor::launchReduceScatter(int index) {
+  Unit &u = unit(index, "reduce-scatter");
+  if (u.spec->kind != UnitKind::Flat && u.spec->kind != UnitKind::Owned)
+    throw Error(describe(index) + " has no reduce-scatter");
+  expectPhase(u, index, Phase::Idle, "reduce-scatter");
+  pack(u);
+  u.reduction = setup_.communicator->reduceScatterMean(
+      u.packed.data(), u.part.data(), u.spec->counts, u.spec->payload);
+  count(u, ScheduleOp::Kind::ReduceScatter);
+  u.phase = Phase::Reducing;
+  return Token{2 * index};
+}
+
+Token HostExecutor::launchAllGather(int index) {
+  Unit &u = unit(index, "all-gather");
+  if (u.spec->kind != UnitKind::Flat && u.spec->kind != UnitKind::Owned)
+    throw Error(describe(index) + " has no all-gather");
+  expectPhase(u, index, Phase::Computed, "all-gather");
+  u.gather = setup_.communicator->allGather(u.part.data(), u.packed.data(),
+                                            u.spec->counts, u.spec->payload);
+  count(u, ScheduleOp::Kind::AllGather);
+  u.phase = Phase::Gathering;
+  return Token{2 * index + 1};
+}
+
+void HostExecutor::wait(Token token) {
+  if (token.slot < 0)
+    throw Error("wait for a token no collective gave");
+  int index = token.slot / 2;
+  Unit &u = unit(index, "wait");
+  if (token.slot % 2 == 0) {
+    expectPhase(u, index, Phase::Reducing, "wait for the reduction");
+    u.reduction->wait();
+    u.phase = Phase::Reduced;
+    return;
+  }
+  expectPhase(u, index, Phase::Gathering, "wait for the all-gather");
+  u.gather->wait();
+  // Every rank's updates, into every member.
+  size_t payloadSize = dtypeSize(u.spec->payload);
+  for (size_t k = 0; k < u.spec->params.size(); ++k) {
+    const TensorView &param = setup_.params[u.spec->params[k]].param;
+    convertElements(u.packed.data() + u.offsets[k] * payloadSize,
+                    u.spec->payload, param.data, param.dtype,
+                    numelOf(param.shape));
+  }
+  u.phase = Phase::Done;
+}
+
+void HostExecutor::run(const Call &call, float *workspace) const {
+  int64_t length = call.range.length;
+  float *param = static_cast<float *>(call.param);
+  if (call.paramStage) {
+    convertElements(call.param, call.paramDType, call.paramStage, DType::F32,
+                    length);
+    param = call.paramStage;
+  }
+  const float *grad = static_cast<const float *>(call.grad);
+  if (call.gradStage) {
+    convertElements(call.grad, call.gradDType, call.gradStage, DType::F32,
+                    length);
+    grad = call.gradStage;
+  }
+  RuleCall ruleCall{param,
+                    grad,
+                    call.states.data(),
+                    call.stateRows,
+                    call.stateCols,
+                    call.rows,
+                    call.cols,
+                    call.shape.data(),
+                    static_cast<int>(call.shape.size()),
+                    call.hypers,
+                    *call.steps,
+                    workspace};
+  try {
+    call.rule->step(ruleCall);
+  } catch (const Error &error) {
+    throw Error("parameter '" + setup_.schedule->params[call.index].name +
+                "' (rule '" + call.rule->name + "'): " + error.what());
+  }
+  if (call.paramStage)
+    convertElements(call.paramStage, DType::F32, call.param, call.paramDType,
+                    length);
+  if (call.gather)
+    convertElements(param, DType::F32, call.gather, call.payload, length);
+}
+
+void HostExecutor::compute(int index) {
+  Unit &u = unit(index, "compute");
+  expectPhase(u, index,
+              u.spec->kind == UnitKind::Local ? Phase::Idle : Phase::Reduced,
+              "compute");
+  auto workspace = [&](int slot) {
+    return workspaceElements_ ? workspace_.data() + slot * workspaceElements_
+                              : nullptr;
+  };
+  if (!u.batched || workspaceSlots_ == 1) {
+    for (const Call &call : u.calls)
+      run(call, workspace(0));
+    u.phase = Phase::Computed;
+    return;
+  }
+  // The batch's members in parallel, each call on one thread (its loops'
+  // nested regions, and an OpenMP OpenBLAS's products, then run on that
+  // thread alone): the same computations as one at a time, so the same
+  // bits. An exception may not leave a parallel region: the first in
+  // member order is rethrown after it.
+  int calls = static_cast<int>(u.calls.size());
+  std::fill_n(errors_.begin(), calls, nullptr);
+#ifdef _OPENMP
+  int slots = std::min(calls, workspaceSlots_);
+#pragma omp parallel for num_threads(slots) schedule(dynamic, 1)
+#endif
+  for (int c = 0; c < calls; ++c) {
+    try {
+      run(u.calls[c], workspace(threadIndex()));
+    } catch (...) {
+      errors_[c] = std::current_exception();
+    }
+  }
+  for (int c = 0; c < calls; ++c)
+    if (errors_[c])
+      std::rethrow_exception(errors_[c]);
+  u.phase = Phase::Computed;
+}
+
+void HostExecutor::readState(size_t param, size_t state, float *values) const {
+  auto [u, c] = callOf_.at(param);
+  if (u < 0)
+    return; // this rank holds none of it
+  const Call &call = units_[u].calls[c];
+  std::copy_n(call.states.at(state),
+              call.stateRows[state] * call.stateCols[state], values);
+}
+
+void HostExecutor::writeState(size_t param, size_t state, const float *values) {
+  auto [u, c] = callOf_.at(param);
+  if (u < 0)
+    return;
+  const Call &call = units_[u].calls[c];
+  std::copy_n(values, call.stateRows[state] * call.stateCols[state],
+              call.states.at(state));
+}
+
+int64_t HostExecutor::stateBytes() const {
+  int64_t bytes = 0;
+  for (const Unit &unit : units_)
+    for (const std::vector<float> &state : unit.states)
+      bytes += static_cast<int64_t>(state.size() * sizeof(float));
+  return bytes;
+}
+
+} // namespace
+
+std::unique_ptr<Executor> makeHostExecutor() {
+  return std::make_unique<HostExecutor>();
+}
+
+} // namespace optgen::runtime

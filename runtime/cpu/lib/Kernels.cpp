@@ -1,0 +1,96 @@
+//===- Kernels.cpp - What generated CPU code calls ------------------------===//
+
+#include "optgen/runtime/Kernels.h"
+
+#include "optgen/runtime/Error.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace optgen::runtime {
+
+void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
+          float alpha, const Tile *c, float beta, bool symmetric, Tile &out) {
+  int64_t m = transposeA ? a.cols : a.rows;
+  int64_t k = transposeA ? a.rows : a.cols;
+  int64_t kb = transposeB ? b.cols : b.rows;
+  int64_t n = transposeB ? b.rows : b.cols;
+  auto shape = [](int64_t rows, int64_t cols) {
+    return std::to_string(rows) + "x" + std::to_string(cols);
+  };
+  if (k != kb || out.rows != m || out.cols != n)
+    throw Error("matrix product of " + shape(m, k) + " and " + shape(kb, n) +
+                " into " + shape(out.rows, out.cols));
+  if (c && (c->rows != m || c->cols != n))
+    throw Error("matrix product " + shape(m, n) + " accumulating " +
+                shape(c->rows, c->cols));
+  if (symmetric && (a.data != b.data || transposeA == transposeB))
+    throw Error("a symmetric product multiplies one matrix by its transpose");
+  if (m == 0 || n == 0)
+    return;
+  if (c && c->data != out.data)
+    std::memcpy(out.data, c->data, static_cast<size_t>(out.size()) * sizeof(float));
+  if (!c)
+    beta = 0.0f;
+  if (k == 0) {
+    for (int64_t i = 0; i < out.size(); ++i)
+      out.data[i] = c ? beta * out.data[i] : 0.0f;
+    return;
+  }
+  if (!symmetric) {
+    cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
+                transposeB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+                static_cast<int>(n), static_cast<int>(k), alpha, a.data,
+                static_cast<int>(a.cols), b.data, static_cast<int>(b.cols),
+                beta, out.data, static_cast<int>(out.cols));
+    return;
+  }
+  // op(a) @ op(a)^T: a @ a^T is syrk's NoTrans, a^T @ a its Trans.
+  cblas_ssyrk(CblasRowMajor, CblasUpper, transposeA ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(k), alpha, a.data,
+              static_cast<int>(a.cols), beta, out.data,
+              static_cast<int>(out.cols));
+  for (int64_t i = 1; i < m; ++i)
+    for (int64_t j = 0; j < i; ++j)
+      out.data[i * n + j] = out.data[j * n + i];
+}
+
+void transpose(const Tile &src, Tile &dst) {
+  if (dst.rows != src.cols || dst.cols != src.rows)
+    throw Error("transpose of " + std::to_string(src.rows) + "x" +
+                std::to_string(src.cols) + " into " +
+                std::to_string(dst.rows) + "x" + std::to_string(dst.cols));
+  for (int64_t i = 0; i < src.rows; ++i)
+    for (int64_t j = 0; j < src.cols; ++j)
+      dst.data[j * dst.cols + i] = src.data[i * src.cols + j];
+}
+
+void roundTileToBF16(Tile &tile) {
+  for (int64_t i = 0; i < tile.size(); ++i)
+    tile.data[i] = roundToBF16(tile.data[i]);
+}
+
+void roundTileToF16(Tile &tile) {
+  for (int64_t i = 0; i < tile.size(); ++i)
+    tile.data[i] = roundToF16(tile.data[i]);
+}
+
+void copyTile(const Tile &src, float *dst) {
+  if (src.data != dst && src.size() > 0)
+    std::memcpy(dst, src.data, static_cast<size_t>(src.size()) * sizeof(float));
+}
+
+void checkBroadcast(const char *what, int64_t rows, int64_t cols,
+                    int64_t spaceRows, int64_t spaceCols) {
+  if ((rows == 1 || rows == spaceRows) && (cols == 1 || cols == spaceCols))
+    return;
+  throw Error(std::string("'") + what + "' of shape [" + std::to_string(rows) +
+              ", " + std::to_string(cols) + "] does not broadcast to [" +
+              std::to_string(spaceRows) + ", " + std::to_string(spaceCols) +
+              "]");
+}
+
+} // namespace optgen::runtime

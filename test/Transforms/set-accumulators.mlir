@@ -1,0 +1,28 @@
+// RUN: %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen.optimizer(optgen.rule(optgen-set-accumulators)))' | FileCheck %s --check-prefix=F32
+// RUN: %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen.optimizer(optgen.rule(optgen-set-accumulators{dtype=f64})))' | FileCheck %s --check-prefix=F64
+// RUN: not %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen.optimizer(optgen.rule(optgen-set-accumulators{dtype=i8})))' 2>&1 | FileCheck %s --check-prefix=BAD
+
+// Every reduction names its accumulator, inside kernels too; one already
+// named keeps its type.
+// F32-LABEL: optgen.rule @norms
+// F32: optgen.reduce norm %g {accumulator = f32}
+// F32: optgen.reduce sum %{{.*}} {accumulator = f32}
+// F32: optgen.reduce max %g {accumulator = f64}
+// F64-LABEL: optgen.rule @norms
+// F64: optgen.reduce norm %g {accumulator = f64}
+// F64: optgen.reduce sum %{{.*}} {accumulator = f64}
+// F64: optgen.reduce max %g {accumulator = f64}
+// BAD: error: optgen-set-accumulators: dtype is f32 or f64, not 'i8'
+optgen.optimizer @o {
+  optgen.rule @norms inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<[m, n], bf16>, %g: !optgen.tensor<[m, n], bf16>):
+    %n = optgen.reduce norm %g : !optgen.tensor<[m, n], bf16>
+    %k:2 = optgen.kernel -> (!optgen.tensor<[m, n], bf16>, bf16) {
+      %sq = optgen.mul %g, %g : !optgen.tensor<[m, n], bf16>, !optgen.tensor<[m, n], bf16>
+      %s = optgen.reduce sum %sq : !optgen.tensor<[m, n], bf16>
+      optgen.yield %sq, %s : !optgen.tensor<[m, n], bf16>, bf16
+    }
+    %x = optgen.reduce max %g {accumulator = f64} : !optgen.tensor<[m, n], bf16>
+    optgen.update %p : !optgen.tensor<[m, n], bf16>
+  }
+}
