@@ -7,6 +7,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace optgen;
 
@@ -71,6 +73,38 @@ LogicalResult RuleOp::verifyRegions() {
   }
   if (!isa<UpdateOp>(block.back()))
     return emitOpError("must end with 'optgen.update'");
+  return verifyHyperOffsets();
+}
+
+LogicalResult RuleOp::verifyHyperOffsets() {
+  auto hypers = llvm::to_vector(getBlock().getOps<HyperOp>());
+  auto hasOffset = [](HyperOp hyper) { return bool(hyper.getOffsetAttr()); };
+  if (llvm::none_of(hypers, hasOffset))
+    return success();
+  // Two values must never share a double of the group's array.
+  std::map<int64_t, HyperOp> starts;
+  for (HyperOp hyper : hypers) {
+    if (!hasOffset(hyper))
+      return hyper.emitOpError("has no offset while others of its rule do");
+    auto [it, inserted] =
+        starts.emplace(static_cast<int64_t>(*hyper.getOffset()), hyper);
+    if (!inserted)
+      return hyper.emitOpError("has the offset of '")
+                 .append(it->second.getName(), "'")
+                 .attachNote(it->second.getLoc())
+             << "declared here";
+  }
+  HyperOp previous;
+  for (auto [start, hyper] : starts) {
+    if (previous &&
+        static_cast<int64_t>(*previous.getOffset()) + previous.getWidth() >
+            start)
+      return hyper.emitOpError("at offset ")
+                 .append(start, " overlaps '", previous.getName(), "'")
+                 .attachNote(previous.getLoc())
+             << "declared here";
+    previous = hyper;
+  }
   return success();
 }
 
@@ -107,6 +141,11 @@ void RuleOp::getAsmBlockArgumentNames(Region &region,
                                       OpAsmSetValueNameFn setNameFn) {
   for (auto [arg, name] : llvm::zip(region.getArguments(), getInputs()))
     setNameFn(arg, cast<StringAttr>(name).getValue());
+}
+
+int64_t HyperOp::getWidth() {
+  auto tuple = dyn_cast<TupleType>(getType());
+  return tuple ? static_cast<int64_t>(tuple.size()) : 1;
 }
 
 LogicalResult HyperOp::verify() {

@@ -82,6 +82,8 @@ def Optgen_RuleOp : Optgen_Op<"rule", [
     ::mlir::BlockArgument getGrad() { return getBlock().getArgument(1); }
     /// The hyperparameter declared as `name`, or null.
     HyperOp lookupHyper(::llvm::StringRef name);
+    /// Every hyperparameter has an offset or none has; no two overlap.
+    ::mlir::LogicalResult verifyHyperOffsets();
   }];
 }
 
@@ -104,11 +106,22 @@ def Optgen_HyperOp : Optgen_Op<"hyper", [
     %betas = optgen.hyper "betas" default([8.000000e-01 : f32, 9.500000e-01 : f32]) : tuple<f32, f32>
     %ns_steps = optgen.hyper "ns_steps" default(5 : i64) : i64
     ```
+
+    `offset`, set by `optgen-assign-hyper-offsets`, is where the value (a
+    tuple: its first element) sits among the doubles the runtime passes a
+    step for the group: the layout that generated code and runtime share.
+    In a rule, either every hyperparameter has one or none has, and their
+    ranges do not overlap.
   }];
-  let arguments = (ins StrAttr:$name, OptionalAttr<AnyAttr>:$default_value);
+  let arguments = (ins StrAttr:$name, OptionalAttr<AnyAttr>:$default_value,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$offset);
   let results = (outs Optgen_HyperType:$result);
   let assemblyFormat = "$name (`default` `(` $default_value^ `)`)? attr-dict `:` qualified(type($result))";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// How many values it holds: 1, or the size of its tuple.
+    int64_t getWidth();
+  }];
 }
 
 def Optgen_StateOp : Optgen_Op<"state", [AttrSizedOperandSegments,

@@ -80,6 +80,18 @@ def SetAccumulators : Pass<"optgen-set-accumulators", "optgen::RuleOp"> {
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
+def AssignHyperOffsets : Pass<"optgen-assign-hyper-offsets", "optgen::RuleOp"> {
+  let summary = "Lay out a rule's hyperparameters for the runtime";
+  let description = [{
+    Sets `offset` on every `optgen.hyper` of a rule that has none: the
+    hyperparameters in declaration order, a tuple taking one double per
+    element. The runtime keeps a group's values in that array and passes it
+    to each step; the printers read the offsets from here and print them
+    into the rule's table, which is the runtime's only source of the layout.
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
 def AssignBuffers : Pass<"optgen-assign-buffers", "optgen::RuleOp"> {
   let summary = "Decide the memory of every tensor value of a rule";
   let description = [{

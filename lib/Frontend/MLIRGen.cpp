@@ -1107,8 +1107,10 @@ private:
           return failure();
         defaultValue = *a;
       }
-      auto hyper = builder.create<HyperOp>(loc(item.nameRange), type,
-                                           item.name, defaultValue);
+      // Laid out later, by optgen-assign-hyper-offsets.
+      auto hyper = builder.create<HyperOp>(loc(item.nameRange), type, item.name,
+                                           defaultValue,
+                                           /*offset=*/nullptr);
       if (failed(declare(item.name,
                          {Symbol::Kind::Hyper, hyper, item.nameRange})))
         return failure();

@@ -39,6 +39,7 @@ void optgen::buildLowerToExecutablePipeline(
     OpPassManager &pm, const ExecutablePipelineOptions &options) {
   OpPassManager &rules = pm.nest<OptimizerOp>().nest<RuleOp>();
   rules.addPass(createSetAccumulators({options.accumulator}));
+  rules.addPass(createAssignHyperOffsets());
   rules.addPass(createAssignBuffers());
 }
 
@@ -55,7 +56,8 @@ void optgen::registerOptgenPipelines() {
       buildLowerToKernelsPipeline);
   PassPipelineRegistration<ExecutablePipelineOptions>(
       "optgen-lower-to-executable",
-      "Decide what printers would otherwise decide: accumulator types and "
-      "every tensor's buffer (optgen compile --emit=executable)",
+      "Decide what printers would otherwise decide: accumulator types, the "
+      "hyperparameters' layout and every tensor's buffer (optgen compile "
+      "--emit=executable)",
       buildLowerToExecutablePipeline);
 }

@@ -68,15 +68,15 @@ bool always(const int64_t *, int) { return true; }
 OptimizerSpec cubedSpec() {
   OptimizerSpec spec;
   spec.name = "cubed";
-  spec.rules.push_back(
-      {"cubed",
-       2,
-       {{"lr", 1, false, true, {0.1}}, {"momentum", 1, false, true, {0.9}}},
-       {"m"},
-       statesCubed,
-       stepCubed,
-       false,
-       workspaceCubed});
+  spec.rules.push_back({"cubed",
+                        2,
+                        {{"lr", 1, 0, false, true, {0.1}},
+                         {"momentum", 1, 1, false, true, {0.9}}},
+                        {"m"},
+                        statesCubed,
+                        stepCubed,
+                        false,
+                        workspaceCubed});
   spec.groups.push_back({"matrices", 0, {"*"}, always, {}});
   spec.distribution = Distribution::None;
   spec.smallNumel = 0;

@@ -66,14 +66,14 @@ OptimizerSpec spec() {
   spec.name = "mixed";
   spec.rules.push_back({"sgd",
                         -1,
-                        {{"lr", 1, false, true, {0.25}}},
+                        {{"lr", 1, 0, false, true, {0.25}}},
                         {"m"},
                         statesLikeParam,
                         stepSgd,
                         true});
   spec.rules.push_back({"cubed",
                         2,
-                        {{"lr", 1, false, true, {0.001}}},
+                        {{"lr", 1, 0, false, true, {0.001}}},
                         {},
                         noStates,
                         stepCubed,

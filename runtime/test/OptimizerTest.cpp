@@ -43,13 +43,13 @@ bool isMatrix(const int64_t *, int rank) { return rank == 2; }
 OptimizerSpec sgdSpec() {
   OptimizerSpec spec;
   spec.name = "sgd";
-  spec.rules.push_back({"sgd",
-                        -1,
-                        {{"lr", 1, false, false, {}},
-                         {"momentum", 1, false, true, {0.5}}},
-                        {"buf"},
-                        statesSgd,
-                        stepSgd});
+  spec.rules.push_back(
+      {"sgd",
+       -1,
+       {{"lr", 1, 0, false, false, {}}, {"momentum", 1, 1, false, true, {0.5}}},
+       {"buf"},
+       statesSgd,
+       stepSgd});
   spec.groups.push_back({"matrices", 0, {"*.weight"}, isMatrix, {{"lr", {0.1}}}});
   spec.groups.push_back({"rest", 0, {"*"}, nullptr, {{"lr", {0.01}}}});
   spec.distribution = Distribution::None;
@@ -92,6 +92,45 @@ TEST(OptimizerTest, HyperparametersChangeBetweenSteps) {
   EXPECT_THROW(opt.setHyper("rest", "beta", 1.0), Error);
   EXPECT_THROW(opt.setHyper("rest", "lr", std::vector<double>{1, 2}), Error);
   EXPECT_THROW(opt.setHyper("nope", "lr", 1.0), Error);
+}
+
+/// The same SGD reading its hyperparameters where the table says: momentum
+/// first, lr after a gap.
+void stepSgdSwapped(const RuleCall &call) {
+  float lr = static_cast<float>(call.hypers[3]);
+  float momentum = static_cast<float>(call.hypers[0]);
+  for (int64_t i = 0; i < call.rows * call.cols; ++i) {
+    call.states[0][i] = momentum * call.states[0][i] + call.grad[i];
+    call.param[i] -= lr * call.states[0][i];
+  }
+}
+
+TEST(OptimizerTest, HyperparametersSitWhereTheTableSays) {
+  OptimizerSpec spec = sgdSpec();
+  spec.rules[0].hypers = {{"lr", 1, 3, false, false, {}},
+                          {"momentum", 1, 0, false, true, {0.25}}};
+  spec.rules[0].step = stepSgdSwapped;
+  Optimizer opt(spec);
+  std::vector<float> w = {0}, dw = {1};
+  opt.addParameter("x", view(w, {1}), view(dw, {1}));
+  opt.finalize();
+  opt.setHyper("rest", "lr", 2.0);
+  opt.step(); // buf = 1
+  opt.step(); // buf = 0.25 + 1
+  EXPECT_FLOAT_EQ(w[0], -2.0f * 1 - 2.0f * 1.25f);
+  EXPECT_DOUBLE_EQ(opt.hyper("rest", "momentum"), 0.25);
+
+  OptimizerSpec overlapping = sgdSpec();
+  overlapping.rules[0].hypers = {{"lr", 2, 0, false, true, {1, 2}},
+                                 {"momentum", 1, 1, false, true, {0.5}}};
+  try {
+    Optimizer bad(overlapping);
+    FAIL() << "overlapping hyperparameters must be an error";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("'lr' and 'momentum' overlap"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(OptimizerTest, ExplicitGroupWinsOverPatterns) {

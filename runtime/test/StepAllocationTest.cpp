@@ -62,7 +62,7 @@ OptimizerSpec scaledSpec(Distribution distribution) {
   spec.name = "scaled";
   spec.rules.push_back({"scaled",
                         -1,
-                        {{"lr", 1, false, true, {0.5}}},
+                        {{"lr", 1, 0, false, true, {0.5}}},
                         {},
                         noStates,
                         stepScaled,

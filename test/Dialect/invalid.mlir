@@ -223,3 +223,53 @@ optgen.optimizer @o {
   // expected-error @+1 {{repeats the optimizer's distribution strategy}}
   optgen.distribute zero2
 }
+
+// -----
+
+// Hyperparameter offsets: all or none, never overlapping.
+optgen.optimizer @o {
+  optgen.rule @r inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+    %lr = optgen.hyper "lr" {offset = 0 : i64} : f32
+    // expected-error @+1 {{has no offset while others of its rule do}}
+    %wd = optgen.hyper "wd" : f32
+    optgen.update %p : !optgen.tensor<*, f32>
+  }
+}
+
+// -----
+
+optgen.optimizer @o {
+  optgen.rule @r inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+    // expected-note @+1 {{declared here}}
+    %betas = optgen.hyper "betas" {offset = 0 : i64} : tuple<f32, f32>
+    // expected-error @+1 {{at offset 1 overlaps 'betas'}}
+    %lr = optgen.hyper "lr" {offset = 1 : i64} : f32
+    optgen.update %p : !optgen.tensor<*, f32>
+  }
+}
+
+// -----
+
+optgen.optimizer @o {
+  optgen.rule @r inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+    // expected-note @+1 {{declared here}}
+    %lr = optgen.hyper "lr" {offset = 3 : i64} : f32
+    // expected-error @+1 {{has the offset of 'lr'}}
+    %wd = optgen.hyper "wd" {offset = 3 : i64} : f32
+    optgen.update %p : !optgen.tensor<*, f32>
+  }
+}
+
+// -----
+
+optgen.optimizer @o {
+  optgen.rule @r inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+    // expected-error @+1 {{attribute 'offset' failed to satisfy constraint}}
+    %lr = optgen.hyper "lr" {offset = -1 : i64} : f32
+    optgen.update %p : !optgen.tensor<*, f32>
+  }
+}

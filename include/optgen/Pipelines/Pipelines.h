@@ -15,8 +15,9 @@
 //                   in), the math fused into kernels
 //   --emit=executable
 //                   optgen-lower-to-executable{accumulator=T}: every
-//                   reduction's accumulator type and every tensor's buffer
-//                   decided, so that a printer only prints
+//                   reduction's accumulator type, the hyperparameters'
+//                   layout and every tensor's buffer decided, so that a
+//                   printer only prints
 //   (--emit=code)   the emitter (optgen-translate --optgen-to-cpu)
 //
 // To add a pass to a stage, add one line to its build function in
@@ -62,8 +63,9 @@ struct ExecutablePipelineOptions
       llvm::cl::init("f64")};
 };
 
-/// optgen-lower-to-executable: names each reduction's accumulator type and
-/// gives every tensor value its buffer (optgen-assign-buffers).
+/// optgen-lower-to-executable: names each reduction's accumulator type, lays
+/// out each rule's hyperparameters (optgen-assign-hyper-offsets) and gives
+/// every tensor value its buffer (optgen-assign-buffers).
 void buildLowerToExecutablePipeline(mlir::OpPassManager &pm,
                                     const ExecutablePipelineOptions &options);
 

@@ -184,24 +184,21 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
   if (!isa<UpdateOp>(op))
     noteSource(op);
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](HyperOp hyper) {
-        // Hyperparameters arrive flattened: find this one's offset.
-        int64_t offset = 0;
-        for (HyperOp h : currentRule.getBlock().getOps<HyperOp>()) {
-          if (h == hyper)
-            break;
-          auto tuple = dyn_cast<TupleType>(h.getType());
-          offset += tuple ? tuple.size() : 1;
-        }
+      .Case([&](HyperOp hyper) -> LogicalResult {
+        std::optional<uint64_t> offset = hyper.getOffset();
+        if (!offset)
+          return hyper.emitError("the CPU emitter needs the hyperparameters' "
+                                 "offsets; run --optgen-assign-hyper-offsets "
+                                 "first");
         std::string name = names.unique(hyper.getName());
         if (auto tuple = dyn_cast<TupleType>(hyper.getType())) {
           // Elements are read by tuple_get; remember where they start.
-          exprs[hyper] = std::to_string(offset);
+          exprs[hyper] = std::to_string(*offset);
           return success();
         }
         line() << "const " << cType(hyper.getType()) << " " << name
                << " = static_cast<" << cType(hyper.getType())
-               << ">(call.hypers[" << offset << "]);\n";
+               << ">(call.hypers[" << *offset << "]);\n";
         exprs[hyper] = name;
         return success();
       })
@@ -1215,7 +1212,7 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
       if (hyper.getDefaultValueAttr())
         defaults = hyperValues(hyper.getDefaultValueAttr());
       os << (first ? "" : ", ") << "\n      {" << cppString(hyper.getName())
-         << ", " << (tuple ? tuple.size() : 1) << ", "
+         << ", " << hyper.getWidth() << ", " << *hyper.getOffset() << ", "
          << (element.isInteger(64) ? "true" : "false") << ", "
          << (hyper.getDefaultValueAttr() ? "true" : "false") << ", "
          << doubles(defaults) << "}";

@@ -17,9 +17,10 @@ OptimizerFront::OptimizerFront(OptimizerSpec spec,
       communicator_(makeSingleRankCommunicator()) {
   if (!executor_)
     throw Error("optimizer '" + std::string(spec_.name) + "' has no executor");
+  for (const RuleSpec &rule : spec_.rules)
+    checkHyperLayout(rule);
   for (const GroupSpec &group : spec_.groups) {
     const RuleSpec &rule = spec_.rules.at(group.rule);
-    std::vector<double> values;
     for (const HyperSpec &hyper : rule.hypers) {
       bool set = std::any_of(
           group.settings.begin(), group.settings.end(),
@@ -28,16 +29,52 @@ OptimizerFront::OptimizerFront(OptimizerSpec spec,
         throw Error(std::string("group '") + group.name + "' does not set '" +
                     hyper.name + "', which rule '" + rule.name +
                     "' gives no default");
-      for (int i = 0; i < hyper.size; ++i)
-        values.push_back(hyper.hasDefault ? hyper.defaults.at(i) : 0.0);
     }
-    hypers_.push_back(std::move(values));
+    hypers_.push_back(defaultHypers(rule));
     for (const auto &[name, setting] : group.settings)
       setHyper(group.name, name, setting);
   }
 }
 
 OptimizerFront::~OptimizerFront() = default;
+
+void OptimizerFront::checkHyperLayout(const RuleSpec &rule) {
+  // Generated tables come from a verified layout; hand-written ones may not.
+  std::vector<const HyperSpec *> byOffset;
+  for (const HyperSpec &hyper : rule.hypers) {
+    if (hyper.size < 1 || hyper.offset < 0)
+      throw Error(std::string("rule '") + rule.name + "': hyperparameter '" +
+                  hyper.name + "' has size " + std::to_string(hyper.size) +
+                  " at offset " + std::to_string(hyper.offset));
+    if (hyper.hasDefault && hyper.defaults.size() != size_t(hyper.size))
+      throw Error(std::string("rule '") + rule.name + "': hyperparameter '" +
+                  hyper.name + "' has " +
+                  std::to_string(hyper.defaults.size()) +
+                  " default values for " + std::to_string(hyper.size));
+    byOffset.push_back(&hyper);
+  }
+  std::sort(byOffset.begin(), byOffset.end(),
+            [](const HyperSpec *a, const HyperSpec *b) {
+              return a->offset < b->offset;
+            });
+  for (size_t i = 1; i < byOffset.size(); ++i)
+    if (byOffset[i - 1]->offset + byOffset[i - 1]->size > byOffset[i]->offset)
+      throw Error(std::string("rule '") + rule.name + "': hyperparameters '" +
+                  byOffset[i - 1]->name + "' and '" + byOffset[i]->name +
+                  "' overlap");
+}
+
+std::vector<double> OptimizerFront::defaultHypers(const RuleSpec &rule) {
+  int length = 0;
+  for (const HyperSpec &hyper : rule.hypers)
+    length = std::max(length, hyper.offset + hyper.size);
+  std::vector<double> values(static_cast<size_t>(length), 0.0);
+  for (const HyperSpec &hyper : rule.hypers)
+    if (hyper.hasDefault)
+      std::copy(hyper.defaults.begin(), hyper.defaults.end(),
+                values.begin() + hyper.offset);
+  return values;
+}
 
 void OptimizerFront::addParameter(const std::string &name, TensorView param,
                                   TensorView grad) {
@@ -92,13 +129,11 @@ size_t OptimizerFront::paramIndex(const std::string &name) const {
 size_t OptimizerFront::hyperIndex(size_t group, const std::string &name,
                                   size_t *offset) const {
   const RuleSpec &rule = spec_.rules[spec_.groups[group].rule];
-  size_t at = 0;
   for (size_t i = 0; i < rule.hypers.size(); ++i) {
     if (rule.hypers[i].name == name) {
-      *offset = at;
+      *offset = static_cast<size_t>(rule.hypers[i].offset);
       return i;
     }
-    at += rule.hypers[i].size;
   }
   throw Error("group '" + std::string(spec_.groups[group].name) + "' (rule '" +
               rule.name + "') has no hyperparameter '" + name + "'");
@@ -162,14 +197,10 @@ void OptimizerFront::addGroup(const std::string &name,
                 rule + "'");
   addedNames_.push_back(name);
   spec_.groups.push_back({addedNames_.back().c_str(), index, {}, nullptr, {}});
-  std::vector<double> values;
-  for (const HyperSpec &hyper : spec_.rules[index].hypers) {
+  for (const HyperSpec &hyper : spec_.rules[index].hypers)
     if (!hyper.hasDefault)
       unset_.insert(name + "/" + hyper.name);
-    for (int i = 0; i < hyper.size; ++i)
-      values.push_back(hyper.hasDefault ? hyper.defaults.at(i) : 0.0);
-  }
-  hypers_.push_back(std::move(values));
+  hypers_.push_back(defaultHypers(spec_.rules[index]));
 }
 
 void OptimizerFront::applyPlannedGroups() {
@@ -320,6 +351,22 @@ void OptimizerFront::finalize() {
       if (unset_.count(group + "/" + hyper.name))
         throw Error("parameter '" + params_[i].name + "' is in group '" +
                     group + "', which does not set '" + hyper.name + "'");
+    // A rule specialised to the parameter's shape reads the group's values:
+    // it must lay them out as the group's rule does.
+    const RuleSpec &generic =
+        spec_.rules[spec_.groups[schedule_.params[i].group].rule];
+    const RuleSpec &runs = ruleOf(i);
+    bool same = runs.hypers.size() == generic.hypers.size();
+    for (size_t h = 0; same && h < runs.hypers.size(); ++h)
+      same = std::string(runs.hypers[h].name) == generic.hypers[h].name &&
+             runs.hypers[h].size == generic.hypers[h].size &&
+             runs.hypers[h].offset == generic.hypers[h].offset;
+    if (!same)
+      throw Error("parameter '" + params_[i].name + "' runs rule '" +
+                  runs.name +
+                  "', whose hyperparameters are not laid out as "
+                  "those of its group's rule '" +
+                  generic.name + "'");
   }
 
   std::vector<ElementRange> parts = partsOf(communicator_->rank());

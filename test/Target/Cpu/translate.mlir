@@ -26,7 +26,7 @@
 optgen.optimizer @sgd {
   optgen.rule @sgd inputs ["p", "g"] attributes {optgen.workspace = [#optgen.slot<*, f32>]} {
   ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
-    %lr = optgen.hyper "lr" default(1.000000e-01 : f32) : f32 loc("lr")
+    %lr = optgen.hyper "lr" default(1.000000e-01 : f32) {offset = 0 : i64} : f32 loc("lr")
     %0 = optgen.kernel -> (!optgen.tensor<*, f32>) {
       %1 = optgen.mul %lr, %g : f32, !optgen.tensor<*, f32>
       %2 = optgen.sub %p, %1 : !optgen.tensor<*, f32>, !optgen.tensor<*, f32>

@@ -131,6 +131,10 @@ private:
   size_t paramIndex(const std::string &name) const;
   size_t hyperIndex(size_t group, const std::string &name,
                     size_t *offset) const;
+  /// Throws unless the rule's hyperparameters fit its array without overlap.
+  static void checkHyperLayout(const RuleSpec &rule);
+  /// The rule's array of hyperparameter values, defaults set, others 0.
+  static std::vector<double> defaultHypers(const RuleSpec &rule);
 
   OptimizerSpec spec_;
   std::unique_ptr<Executor> executor_;

@@ -33,7 +33,7 @@ struct RuleCall {
   int64_t rows, cols;
   const int64_t *shape; ///< the parameter's own shape
   int rank;
-  const double *hypers; ///< the group's values, tuples flattened
+  const double *hypers; ///< the group's values, laid out by HyperSpec::offset
   int64_t step;         ///< 1 at the first step
   /// RuleSpec::workspaceElements(shape, rank) floats of scratch for this
   /// call alone, allocated once at finalize() (null when the rule needs
@@ -44,6 +44,9 @@ struct RuleCall {
 struct HyperSpec {
   const char *name;
   int size;   ///< 1, or the number of values of a tuple
+  /// Where its values start in RuleCall::hypers (optgen-assign-hyper-offsets
+  /// decides it; generated step functions read it there).
+  int offset;
   bool isInt; ///< an int (or a tuple of ints) rather than floats
   bool hasDefault;
   std::vector<double> defaults;

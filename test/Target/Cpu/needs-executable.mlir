@@ -1,0 +1,29 @@
+// RUN: not %optgen-translate --optgen-to-cpu %s -split-input-file 2>&1 | FileCheck %s
+
+// The printer decides nothing: IR that the executable stage has not lowered
+// is an error that names the pass to run, at the op that lacks it (lines
+// counted from the start of each split).
+
+// CHECK: offset :9:3: error: the CPU emitter needs the rule's buffers; run --optgen-assign-buffers first
+optgen.optimizer @no_buffers {
+  optgen.rule @sgd inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+    %lr = optgen.hyper "lr" default(1.000000e-01 : f32) {offset = 0 : i64} : f32
+    optgen.update %p : !optgen.tensor<*, f32>
+  }
+  optgen.group @all = @sgd match ["*"] {}
+  optgen.distribute none
+}
+
+// -----
+
+// CHECK: offset :7:11: error: the CPU emitter needs the hyperparameters' offsets; run --optgen-assign-hyper-offsets first
+optgen.optimizer @no_offsets {
+  optgen.rule @sgd inputs ["p", "g"] attributes {optgen.workspace = []} {
+  ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+    %lr = optgen.hyper "lr" default(1.000000e-01 : f32) : f32
+    optgen.update %p : !optgen.tensor<*, f32>
+  }
+  optgen.group @all = @sgd match ["*"] {}
+  optgen.distribute none
+}
