@@ -186,6 +186,11 @@ void HostExecutor::prepare(const ExecutorSetup &setup) {
         throw Error("parameter '" + schedule.params[p].name + "' is in " +
                     std::string(deviceName(view->device)) +
                     " memory; the host executor steps host memory");
+  for (size_t p = 0; p < setup_.params.size(); ++p)
+    if (!setup_.params[p].rule->step)
+      throw Error("parameter '" + schedule.params[p].name + "' runs rule '" +
+                  setup_.params[p].rule->name +
+                  "', which was compiled for a device, not the host");
 
   units_.clear();
   units_.resize(schedule.units.size());

@@ -2,7 +2,8 @@
 //
 // The one implementation of rounding to bf16 and f16 in optgen: the runtime,
 // the generated code and the reference interpreter all call these, so a spec
-// that says bf16 rounds identically everywhere. Round to nearest, ties to
+// that says bf16 rounds identically everywhere, and generated CUDA kernels
+// call them as device functions. Round to nearest, ties to
 // even, as the hardware conversions (and torch's .to(torch.bfloat16)) do.
 //
 //===----------------------------------------------------------------------===//
@@ -10,25 +11,35 @@
 #ifndef OPTGEN_RUNTIME_FLOAT16_H
 #define OPTGEN_RUNTIME_FLOAT16_H
 
+#include "optgen/runtime/ElementMath.h"
+
 #include <cstdint>
 #include <cstring>
 
 namespace optgen::runtime {
 
-inline uint32_t floatBits(float x) {
+OPTGEN_HOST_DEVICE inline uint32_t floatBits(float x) {
+#ifdef __CUDA_ARCH__
+  return __float_as_uint(x);
+#else
   uint32_t bits;
   std::memcpy(&bits, &x, sizeof bits);
   return bits;
+#endif
 }
 
-inline float bitsFloat(uint32_t bits) {
+OPTGEN_HOST_DEVICE inline float bitsFloat(uint32_t bits) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(bits);
+#else
   float x;
   std::memcpy(&x, &bits, sizeof x);
   return x;
+#endif
 }
 
 /// The bf16 nearest to `x` (ties to even); NaN stays a quiet NaN.
-inline uint16_t toBF16Bits(float x) {
+OPTGEN_HOST_DEVICE inline uint16_t toBF16Bits(float x) {
   uint32_t bits = floatBits(x);
   if ((bits & 0x7fffffffu) > 0x7f800000u)
     return static_cast<uint16_t>((bits >> 16) | 0x0040u);
@@ -36,16 +47,16 @@ inline uint16_t toBF16Bits(float x) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
-inline float fromBF16Bits(uint16_t bits) {
+OPTGEN_HOST_DEVICE inline float fromBF16Bits(uint16_t bits) {
   return bitsFloat(static_cast<uint32_t>(bits) << 16);
 }
 
 /// `x` rounded to bf16 and widened back: what a bf16 value of `x` holds.
-inline float roundToBF16(float x) { return fromBF16Bits(toBF16Bits(x)); }
+OPTGEN_HOST_DEVICE inline float roundToBF16(float x) { return fromBF16Bits(toBF16Bits(x)); }
 
 /// The f16 nearest to `x` (ties to even), with f16's subnormals, overflow to
 /// infinity, and NaN kept quiet.
-inline uint16_t toF16Bits(float x) {
+OPTGEN_HOST_DEVICE inline uint16_t toF16Bits(float x) {
   uint32_t bits = floatBits(x);
   uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   uint32_t magnitude = bits & 0x7fffffffu;
@@ -64,7 +75,7 @@ inline uint16_t toF16Bits(float x) {
   return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
 }
 
-inline float fromF16Bits(uint16_t bits) {
+OPTGEN_HOST_DEVICE inline float fromF16Bits(uint16_t bits) {
   uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
   uint32_t exponent = (bits >> 10) & 0x1fu;
   uint32_t mantissa = bits & 0x3ffu;
@@ -76,7 +87,7 @@ inline float fromF16Bits(uint16_t bits) {
   return bitsFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
-inline float roundToF16(float x) { return fromF16Bits(toF16Bits(x)); }
+OPTGEN_HOST_DEVICE inline float roundToF16(float x) { return fromF16Bits(toF16Bits(x)); }
 
 } // namespace optgen::runtime
 

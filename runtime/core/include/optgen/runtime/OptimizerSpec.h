@@ -20,6 +20,9 @@
 namespace optgen::runtime {
 
 class Executor;
+/// A rule's step on a device, for several parameters at once: defined by
+/// the device's component (cuda: optgen/runtime/DeviceCall.h).
+struct DeviceCall;
 
 /// One parameter's step, as a generated rule function receives it. The
 /// parameter is seen as rows x cols: a matrix as itself, a vector or a
@@ -60,6 +63,7 @@ struct RuleSpec {
   /// The rows x cols of each state for a parameter of `shape`.
   void (*stateShapes)(const int64_t *shape, int rank, int64_t *rows,
                       int64_t *cols);
+  /// The step on the host (generated CPU code), or null.
   void (*step)(const RuleCall &call);
   /// Purely elementwise (no reduction, no shape query): any part of a
   /// parameter can be stepped on its own, so ZeRO-2 splits it by element.
@@ -68,6 +72,9 @@ struct RuleSpec {
   /// `shape` needs, or null for none: the executor allocates them once, at
   /// finalize(), per call that may run at once, and never inside a step.
   int64_t (*workspaceElements)(const int64_t *shape, int rank) = nullptr;
+  /// The step on a device (generated CUDA code, which leaves `step` null),
+  /// or null: launches the rule for every parameter of the call at once.
+  void (*launch)(const DeviceCall &call) = nullptr;
 };
 
 struct GroupSpec {

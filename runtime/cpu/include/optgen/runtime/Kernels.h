@@ -1,15 +1,16 @@
 //===- Kernels.h - What generated CPU code calls ----------------*- C++ -*-===//
 //
 // Generated rule code works on Tiles, 2-D views of float data (a vector or a
-// parameter of any rank is one row), and calls these helpers for the math
-// whose exact form must match PyTorch's (lerp, NaN-propagating min/max) and
-// for matrix products (BLAS).
+// parameter of any rank is one row), and calls these helpers for matrix
+// products (BLAS), besides the element math it shares with generated CUDA
+// code (ElementMath.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef OPTGEN_RUNTIME_KERNELS_H
 #define OPTGEN_RUNTIME_KERNELS_H
 
+#include "optgen/runtime/ElementMath.h"
 #include "optgen/runtime/Float16.h"
 
 #include <cmath>
@@ -35,34 +36,6 @@ struct Tile {
   int64_t rows = 0, cols = 0;
   int64_t size() const { return rows * cols; }
 };
-
-/// torch.lerp's formula, exact at both ends: start + weight * (end - start)
-/// for weight < 0.5, else end - (end - start) * (1 - weight).
-inline float lerp(float start, float end, float weight) {
-  return weight < 0.5f ? start + weight * (end - start)
-                       : end - (end - start) * (1.0f - weight);
-}
-
-/// torch.maximum / torch.minimum: NaN if either is NaN.
-inline float maximum(float a, float b) {
-  if (std::isnan(a) || std::isnan(b))
-    return std::numeric_limits<float>::quiet_NaN();
-  return a > b ? a : b;
-}
-inline float minimum(float a, float b) {
-  if (std::isnan(a) || std::isnan(b))
-    return std::numeric_limits<float>::quiet_NaN();
-  return a < b ? a : b;
-}
-inline int64_t maximum(int64_t a, int64_t b) { return a > b ? a : b; }
-inline int64_t minimum(int64_t a, int64_t b) { return a < b ? a : b; }
-
-/// torch.sign: -1, 0 or 1; NaN stays NaN.
-inline float sign(float x) {
-  if (std::isnan(x))
-    return x;
-  return static_cast<float>((x > 0.0f) - (x < 0.0f));
-}
 
 /// out = alpha * op(a) @ op(b) + beta * c, op transposing when asked,
 /// accumulating in f32 (BLAS sgemm); without `c` (null) beta is unused.
