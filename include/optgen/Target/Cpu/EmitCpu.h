@@ -12,9 +12,13 @@
 
 #include "dialect/OptgenDialect.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace optgen {
 
@@ -33,6 +37,51 @@ struct CpuEmitOptions {
 mlir::LogicalResult emitCpu(OptimizerOp optimizer,
                             const CpuEmitOptions &options,
                             std::map<std::string, std::string> &files);
+
+/// The first lines of every generated file: what it was generated from, and
+/// the command (`optgen compile SPEC --target=TARGET`) that makes it again.
+std::string generatedBanner(OptimizerOp optimizer,
+                            const CpuEmitOptions &options,
+                            llvm::StringRef target);
+
+/// NAME.h: the optimizer's class, deriving from `baseClass` (declared in
+/// `runtimeHeader`), with its groups and compiled buckets in its comment.
+std::string emitOptimizerHeader(OptimizerOp optimizer,
+                                const CpuEmitOptions &options,
+                                llvm::StringRef target,
+                                llvm::StringRef runtimeHeader,
+                                llvm::StringRef baseClass);
+
+/// NAME_runner.cpp: a main() replaying case files on the optimizer.
+std::string emitRunnerSource(OptimizerOp optimizer,
+                             const CpuEmitOptions &options,
+                             llvm::StringRef target);
+
+/// The functions a rule's RuleSpec entry points to: its host step (or
+/// "nullptr") and its device launch (or empty: none).
+struct RuleStepFunctions {
+  std::string step = "nullptr";
+  std::string launch;
+};
+
+/// Prints a rule's step functions (a target's own), with file-scope
+/// constant tables they need appended to `tables`, and names them.
+using RuleStepPrinter = llvm::function_ref<mlir::LogicalResult(
+    RuleOp rule, llvm::raw_ostream &os, std::vector<std::string> &tables,
+    RuleStepFunctions &step)>;
+
+/// The source file of a generated optimizer, host code that every target
+/// shares: each rule's workspace layout, state shapes and (through
+/// `printStep`) step functions; the groups' `where` conditions; a compiled
+/// schedule; and makeSpec(), the tables the runtime runs (rules with their
+/// hyperparameter layout, groups, planned parameters), then the constructor
+/// of the optimizer class, which derives from `baseClass`.
+mlir::LogicalResult emitHostSource(OptimizerOp optimizer,
+                                   const CpuEmitOptions &options,
+                                   llvm::StringRef target,
+                                   llvm::StringRef baseClass,
+                                   RuleStepPrinter printStep,
+                                   std::string &text);
 
 } // namespace optgen
 
