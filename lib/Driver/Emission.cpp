@@ -4,6 +4,7 @@
 
 #include "dialect/OptgenDialect.h"
 #include "optgen/Target/Cpu/EmitCpu.h"
+#include "optgen/Target/Cuda/EmitCuda.h"
 
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/FileSystem.h"
@@ -14,8 +15,15 @@ using namespace llvm;
 using namespace mlir;
 using namespace optgen;
 
-LogicalResult optgen::emitCpuFiles(ModuleOp module, const MemoryBuffer *spec,
-                                   GeneratedFiles &files) {
+namespace {
+
+/// Runs `emitter` on every optimizer of `module`, its comments citing the
+/// spec (see emitCpuFiles).
+LogicalResult emitFiles(ModuleOp module, const MemoryBuffer *spec,
+                        GeneratedFiles &files,
+                        LogicalResult (*emitter)(OptimizerOp,
+                                                 const CpuEmitOptions &,
+                                                 GeneratedFiles &)) {
   for (auto optimizer : module.getOps<OptimizerOp>()) {
     auto at = optimizer.getLoc()->findInstanceOf<FileLineColLoc>();
     StringRef specPath = spec ? spec->getBufferIdentifier()
@@ -38,10 +46,22 @@ LogicalResult optgen::emitCpuFiles(ModuleOp module, const MemoryBuffer *spec,
                                                : std::string();
     };
     options.runtimeDir = OPTGEN_RUNTIME_DIR;
-    if (failed(emitCpu(optimizer, options, files)))
+    if (failed(emitter(optimizer, options, files)))
       return failure();
   }
   return success();
+}
+
+} // namespace
+
+LogicalResult optgen::emitCpuFiles(ModuleOp module, const MemoryBuffer *spec,
+                                   GeneratedFiles &files) {
+  return emitFiles(module, spec, files, emitCpu);
+}
+
+LogicalResult optgen::emitCudaFiles(ModuleOp module, const MemoryBuffer *spec,
+                                    GeneratedFiles &files) {
+  return emitFiles(module, spec, files, emitCuda);
 }
 
 void optgen::printFiles(const GeneratedFiles &files, raw_ostream &os) {
@@ -71,6 +91,21 @@ LogicalResult optgen::writeFiles(StringRef dir, const GeneratedFiles &files) {
     file << text;
   }
   return success();
+}
+
+void optgen::registerToCudaTranslation() {
+  TranslateFromMLIRRegistration registration(
+      "optgen-to-cuda",
+      "CUDA C++ from optgen executable IR: each generated file after a "
+      "'// ----- NAME' line",
+      [](ModuleOp module, raw_ostream &os) {
+        GeneratedFiles files;
+        if (failed(emitCudaFiles(module, /*spec=*/nullptr, files)))
+          return failure();
+        printFiles(files, os);
+        return success();
+      },
+      [](DialectRegistry &registry) { registry.insert<OptgenDialect>(); });
 }
 
 void optgen::registerToCpuTranslation() {

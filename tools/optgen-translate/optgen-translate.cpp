@@ -14,6 +14,7 @@
 
 int main(int argc, char **argv) {
   optgen::registerToCpuTranslation();
+  optgen::registerToCudaTranslation();
   return mlir::failed(
       mlir::mlirTranslateMain(argc, argv, "optgen IR to generated code\n"));
 }

@@ -89,13 +89,17 @@ cl::opt<Stage> emit(
                    "the generated code for --target (the default with it)")),
     cl::sub(compileCommand), cl::cat(optgenCategory));
 
-enum class Target { None, Cpu };
+enum class Target { None, Cpu, Cuda };
 cl::opt<Target> target(
     "target", cl::desc("Generate code for (compile), or run on (run):"),
     cl::init(Target::None),
     cl::values(clEnumValN(Target::Cpu, "cpu",
                           "C++ for the CPU (a header, a source file and a "
-                          "CMakeLists.txt linking optgen's runtime)")),
+                          "CMakeLists.txt linking optgen's runtime)"),
+               clEnumValN(Target::Cuda, "cuda",
+                          "CUDA C++ for NVIDIA GPUs (a header, a .cu file "
+                          "and a CMakeLists.txt linking the runtime's cuda "
+                          "component); compile only")),
     cl::sub(compileCommand), cl::sub(runCommand), cl::cat(optgenCategory));
 
 cl::list<std::string>
@@ -201,10 +205,14 @@ LogicalResult lowerToKernels(mlir::ModuleOp module) {
   return runPipeline(module, buildLowerToKernelsPipeline);
 }
 
-/// optgen-lower-to-executable as the CPU target wants it.
+/// optgen-lower-to-executable as the target wants it: reductions accumulate
+/// in f64 on the CPU, in f32 (the dialect's semantics) on GPUs.
 LogicalResult lowerToExecutable(mlir::ModuleOp module) {
   return runPipeline(module, [](mlir::OpPassManager &pm) {
-    buildLowerToExecutablePipeline(pm, ExecutablePipelineOptions());
+    ExecutablePipelineOptions options;
+    if (target == Target::Cuda)
+      options.accumulator = "f32";
+    buildLowerToExecutablePipeline(pm, options);
   });
 }
 
@@ -296,7 +304,10 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
     return finish(failure());
   }
   GeneratedFiles files;
-  if (failed(emitCpuFiles(*module, sourceMgr.getMemoryBuffer(specId), files)))
+  const MemoryBuffer *specBuffer = sourceMgr.getMemoryBuffer(specId);
+  if (failed(target == Target::Cuda
+                 ? emitCudaFiles(*module, specBuffer, files)
+                 : emitCpuFiles(*module, specBuffer, files)))
     return finish(failure());
   if (outputFile != "-")
     return finish(writeFiles(outputFile, files));
@@ -398,6 +409,12 @@ int runCase() {
     return 1;
   mlir::ModuleOp module = *loaded->module;
   auto optimizer = *module.getOps<OptimizerOp>().begin();
+  if (target == Target::Cuda) {
+    WithColor::error(errs(), "optgen")
+        << "optgen run replays cases on the CPU target or the interpreter; "
+           "the CUDA runner is not built yet\n";
+    return 1;
+  }
   if (interpret) {
     if (splitGrads) {
       WithColor::error(errs(), "optgen")

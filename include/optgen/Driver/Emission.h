@@ -1,8 +1,9 @@
 //===- Emission.h - Generated files from optgen IR --------------*- C++ -*-===//
 //
 // The last stage of `optgen compile` and of `optgen-translate
-// --optgen-to-cpu`: the CPU emitter's files for the optimizers of a module,
-// printed one after another or written into a directory.
+// --optgen-to-cpu` / `--optgen-to-cuda`: a printer's files for the
+// optimizers of a module, printed one after another or written into a
+// directory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,12 @@ mlir::LogicalResult emitCpuFiles(mlir::ModuleOp module,
                                  const llvm::MemoryBuffer *spec,
                                  GeneratedFiles &files);
 
+/// The CUDA target's files for every optimizer of `module` (executable IR),
+/// citing the spec as emitCpuFiles does.
+mlir::LogicalResult emitCudaFiles(mlir::ModuleOp module,
+                                  const llvm::MemoryBuffer *spec,
+                                  GeneratedFiles &files);
+
 /// Prints `files` in name order, each after a line `// ----- NAME`.
 void printFiles(const GeneratedFiles &files, llvm::raw_ostream &os);
 
@@ -38,9 +45,13 @@ void printFiles(const GeneratedFiles &files, llvm::raw_ostream &os);
 mlir::LogicalResult writeFiles(llvm::StringRef dir,
                                const GeneratedFiles &files);
 
-/// Registers `--optgen-to-cpu` with mlir-translate's registry: kernel IR in,
-/// printFiles() of emitCpuFiles() out.
+/// Registers `--optgen-to-cpu` with mlir-translate's registry: executable IR
+/// in, printFiles() of emitCpuFiles() out.
 void registerToCpuTranslation();
+
+/// Registers `--optgen-to-cuda`: executable IR in, printFiles() of
+/// emitCudaFiles() out.
+void registerToCudaTranslation();
 
 } // namespace optgen
 

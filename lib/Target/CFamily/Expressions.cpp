@@ -30,6 +30,18 @@ std::string optgen::floatLiteral(double value, bool isDouble) {
   return isDouble ? literal : literal + "f";
 }
 
+std::string optgen::constantExpression(Attribute value) {
+  if (auto b = dyn_cast<BoolAttr>(value))
+    return b.getValue() ? "true" : "false";
+  if (auto i = dyn_cast<IntegerAttr>(value))
+    return i.getType().isInteger(1)
+               ? std::string(i.getInt() ? "true" : "false")
+               : "int64_t{" + std::to_string(i.getInt()) + "}";
+  if (auto f = dyn_cast<FloatAttr>(value))
+    return floatLiteral(f.getValueAsDouble(), f.getType().isF64());
+  return "";
+}
+
 StringRef optgen::cType(Type element) {
   if (element.isInteger(1))
     return "bool";

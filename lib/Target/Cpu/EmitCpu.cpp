@@ -237,20 +237,11 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](ConstantOp constant) -> LogicalResult {
-        Attribute value = constant.getValue();
-        if (auto b = dyn_cast<BoolAttr>(value))
-          exprs[constant] = b.getValue() ? "true" : "false";
-        else if (auto i = dyn_cast<IntegerAttr>(value))
-          exprs[constant] =
-              i.getType().isInteger(1)
-                  ? std::string(i.getInt() ? "true" : "false")
-                  : "int64_t{" + std::to_string(i.getInt()) + "}";
-        else if (auto f = dyn_cast<FloatAttr>(value))
-          exprs[constant] = floatLiteral(f.getValueAsDouble(),
-                                         f.getType().isF64());
-        else
+        std::string expr = constantExpression(constant.getValue());
+        if (expr.empty())
           return constant.emitError("the CPU emitter cannot print ")
-                 << value;
+                 << constant.getValue();
+        exprs[constant] = expr;
         return success();
       })
       .Case([&](DimOp dim) {

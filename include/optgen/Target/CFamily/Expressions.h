@@ -22,6 +22,11 @@ namespace optgen {
 /// through std::numeric_limits.
 std::string floatLiteral(double value, bool isDouble);
 
+/// A scalar constant (bool, integer or float attribute) as a C-family
+/// expression of its C type: `true`, `int64_t{2}`, `0.5f`; empty for any
+/// other attribute.
+std::string constantExpression(mlir::Attribute value);
+
 /// The C type holding a scalar (or one tensor element) of `element`:
 /// bool, int64_t, double, or float (f32, and bf16/f16 values held rounded).
 llvm::StringRef cType(mlir::Type element);

@@ -12,6 +12,7 @@
 
 #include "optgen/runtime/ElementMath.h"
 #include "optgen/runtime/Float16.h"
+#include "optgen/runtime/Tile.h"
 
 #include <cmath>
 #include <cstdint>
@@ -28,14 +29,6 @@
 #endif
 
 namespace optgen::runtime {
-
-/// A row-major rows x cols block of floats. Tensors of bf16 or f16 hold
-/// values already rounded to that type; masks hold 0 and 1.
-struct Tile {
-  float *data = nullptr;
-  int64_t rows = 0, cols = 0;
-  int64_t size() const { return rows * cols; }
-};
 
 /// out = alpha * op(a) @ op(b) + beta * c, op transposing when asked,
 /// accumulating in f32 (BLAS sgemm); without `c` (null) beta is unused.
