@@ -1,14 +1,16 @@
 # optgen_generate(TARGET SPEC [DEFINES NAME=VALUE...] [SHAPES FILE]
-#                 [WORLD_SIZE N] [RUNNER])
+#                 [WORLD_SIZE N] [RUNNER] [CUDA])
 #
 # Compiles SPEC with optgen (at build time) into a static library TARGET,
-# linking optgen's runtime; with SHAPES, for the parameters that file's
+# linking optgen's runtime; with CUDA, the CUDA target's code, built with
+# nvcc as the generated CMakeLists.txt builds it and linking the runtime's
+# cuda component (needs OPTGEN_CUDA); with SHAPES, for the parameters that file's
 # header describes (the plan fixed in the code); with WORLD_SIZE too, the
 # distributed step on N ranks compiled as well; with RUNNER also the
 # executable TARGET_runner that replays case files. The optimizer's class is
 # optgen_generated::<the spec's optimizer name>, declared in <name>.h.
 function(optgen_generate target spec)
-  cmake_parse_arguments(ARG "RUNNER" "SHAPES;WORLD_SIZE" "DEFINES" ${ARGN})
+  cmake_parse_arguments(ARG "RUNNER;CUDA" "SHAPES;WORLD_SIZE" "DEFINES" ${ARGN})
   get_filename_component(spec "${spec}" ABSOLUTE)
   # The optimizer's name decides the file names: read it from the spec.
   file(STRINGS "${spec}" header REGEX "^[ \t]*optimizer[ \t]+[A-Za-z_][A-Za-z0-9_]*")
@@ -25,6 +27,24 @@ function(optgen_generate target spec)
   endif()
   if(ARG_WORLD_SIZE)
     list(APPEND shapes --world-size ${ARG_WORLD_SIZE})
+  endif()
+  if(ARG_CUDA)
+    if(ARG_RUNNER)
+      message(FATAL_ERROR "optgen_generate: the CUDA target has no runner yet")
+    endif()
+    add_custom_command(
+      OUTPUT "${dir}/${name}.h" "${dir}/${name}.cu"
+      COMMAND optgen compile "${spec}" ${defines} ${shapes} --target=cuda -o "${dir}"
+      DEPENDS optgen "${spec}" ${ARG_SHAPES}
+      COMMENT "optgen: compiling ${spec} for CUDA"
+      VERBATIM)
+    add_library(${target} STATIC "${dir}/${name}.cu")
+    target_include_directories(${target} PUBLIC "${dir}")
+    target_link_libraries(${target} PUBLIC optgen_runtime_cuda)
+    # As the generated CMakeLists.txt builds it.
+    target_compile_options(${target} PRIVATE --fmad=false -Werror=all-warnings
+      -Xcompiler=-Wall,-Wextra)
+    return()
   endif()
   add_custom_command(
     OUTPUT "${dir}/${name}.h" "${dir}/${name}.cpp" "${dir}/${name}_runner.cpp"

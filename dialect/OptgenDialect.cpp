@@ -42,16 +42,24 @@ LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
   if (name == "optgen.buffers") {
     auto buffers = dyn_cast<ArrayAttr>(attr.getValue());
     // A reduction's buffer is its accumulator's; every other op has one per
-    // result (`unit` for a scalar).
+    // result (`unit` for a scalar, or a workspace slot where a device keeps
+    // it: optgen-assign-device-scalars).
     size_t expected = isa<ReduceOp>(op) ? 1 : op->getNumResults();
     if (!buffers || buffers.size() != expected)
       return op->emitOpError("'optgen.buffers' needs one buffer per result");
     for (auto [index, buffer] : llvm::enumerate(buffers)) {
       bool scalar = !isa<ReduceOp>(op) &&
                     !isa<SymbolicTensorType>(op->getResult(index).getType());
-      if (scalar ? !isa<UnitAttr>(buffer) : !isa<BufferAttr>(buffer))
+      auto memory = dyn_cast<BufferAttr>(buffer);
+      bool valid = scalar ? isa<UnitAttr>(buffer) ||
+                                (memory &&
+                                 memory.getKind() == BufferKind::workspace)
+                          : bool(memory);
+      if (!valid)
         return op->emitOpError("'optgen.buffers' entry ")
-               << index << " must be " << (scalar ? "unit" : "a #optgen.buffer");
+               << index << " must be "
+               << (scalar ? "unit or a workspace #optgen.buffer"
+                          : "a #optgen.buffer");
     }
     return success();
   }

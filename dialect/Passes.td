@@ -92,6 +92,25 @@ def AssignHyperOffsets : Pass<"optgen-assign-hyper-offsets", "optgen::RuleOp"> {
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
+def AssignDeviceScalars : Pass<"optgen-assign-device-scalars", "optgen::RuleOp"> {
+  let summary = "Give a device target's kernel scalars and partial sums memory";
+  let description = [{
+    For targets whose kernels run on a device (CUDA): every scalar result of
+    an `optgen.kernel` (a reduction's value, read by later kernels) gets a
+    workspace slot of one element instead of `unit`, and every full
+    reduction inside a kernel gets a slot of `partials` elements of its
+    accumulator type, one per block of the kernel's launch, which a second
+    pass sums in a fixed order: results do not depend on scheduling. Runs
+    after `optgen-assign-buffers`; the slots are added to the rule's
+    `optgen.workspace`, after its tensor slots.
+  }];
+  let options = [
+    Option<"partials", "partials", "int64_t", /*default=*/"128",
+           "Blocks per parameter of a full reduction (its partial sums)">,
+  ];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
 def AssignBuffers : Pass<"optgen-assign-buffers", "optgen::RuleOp"> {
   let summary = "Decide the memory of every tensor value of a rule";
   let description = [{

@@ -41,6 +41,8 @@ void optgen::buildLowerToExecutablePipeline(
   rules.addPass(createSetAccumulators({options.accumulator}));
   rules.addPass(createAssignHyperOffsets());
   rules.addPass(createAssignBuffers());
+  if (options.device)
+    rules.addPass(createAssignDeviceScalars());
 }
 
 void optgen::registerOptgenPipelines() {

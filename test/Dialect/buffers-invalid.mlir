@@ -52,3 +52,19 @@ optgen.optimizer @o {
     optgen.update %0 : !optgen.tensor<[m], f32>
   }
 }
+
+// -----
+
+// A scalar lives in a register (unit) or, on a device, in a workspace slot;
+// never in the parameter or a state.
+optgen.optimizer @o {
+  optgen.rule @r inputs ["p", "g"] attributes {optgen.workspace = []} {
+  ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+    // expected-error @+1 {{'optgen.buffers' entry 0 must be unit or a workspace #optgen.buffer}}
+    %n = optgen.kernel -> (f32) {
+      %s = optgen.reduce sum %g {accumulator = f32} : !optgen.tensor<*, f32>
+      optgen.yield %s : f32
+    } {optgen.buffers = [#optgen.buffer<param, 0>]}
+    optgen.update %p : !optgen.tensor<*, f32>
+  }
+}

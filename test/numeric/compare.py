@@ -1,12 +1,14 @@
 """Compares the compiled optimizer with the reference interpreter on a case.
 
-compare.py --case CASE --tolerance TOL --runner RUNNER --optgen OPTGEN
-           --spec SPEC [-D NAME=VALUE ...]
+compare.py --case CASE --tolerance TOL --runner RUNNER
+           (--optgen OPTGEN --spec SPEC [-D NAME=VALUE ...] | --reference REF)
 
-Replays the case on both (the runner: the generated code; optgen run
---interpret: the fp64 interpreter) and checks, per parameter, the update
-error rel = |(a - p0) - (b - p0)| / |b - p0| < TOL. Prints one line per
-parameter and `N passed, M failed`."""
+Replays the case on the runner (the generated code) and on optgen run
+--interpret (the fp64 interpreter), or takes the interpreter's result from
+REF (made beforehand, where optgen runs: scripts/gpu-prepare.sh), and
+checks, per parameter, the update error
+rel = |(a - p0) - (b - p0)| / |b - p0| < TOL. Prints one line per parameter
+and `N passed, M failed`."""
 
 import argparse
 import math
@@ -23,20 +25,26 @@ def main():
     parser.add_argument("--case", required=True)
     parser.add_argument("--tolerance", type=float, required=True)
     parser.add_argument("--runner", required=True)
-    parser.add_argument("--optgen", required=True)
-    parser.add_argument("--spec", required=True)
+    parser.add_argument("--optgen")
+    parser.add_argument("--spec")
     parser.add_argument("-D", action="append", default=[])
+    parser.add_argument("--reference")
     args = parser.parse_args()
+    if not args.reference and not (args.optgen and args.spec):
+        parser.error("give --reference, or --optgen and --spec")
 
     with tempfile.TemporaryDirectory() as tmp:
         compiled = os.path.join(tmp, "compiled.safetensors")
-        reference = os.path.join(tmp, "reference.safetensors")
         subprocess.run([args.runner, "--case", args.case, "--out", compiled],
                        check=True, stdout=subprocess.DEVNULL)
-        defines = [f"-D{d}" for d in args.D]
-        subprocess.run([args.optgen, "run", args.spec, *defines, "--interpret",
-                        "--case", args.case, "--out", reference],
-                       check=True, stdout=subprocess.DEVNULL)
+        reference = args.reference
+        if not reference:
+            reference = os.path.join(tmp, "reference.safetensors")
+            defines = [f"-D{d}" for d in args.D]
+            subprocess.run([args.optgen, "run", args.spec, *defines,
+                            "--interpret", "--case", args.case, "--out",
+                            reference],
+                           check=True, stdout=subprocess.DEVNULL)
         initial, _ = safetensors_io.read(args.case)
         got, _ = safetensors_io.read(compiled)
         want, _ = safetensors_io.read(reference)

@@ -210,8 +210,10 @@ LogicalResult lowerToKernels(mlir::ModuleOp module) {
 LogicalResult lowerToExecutable(mlir::ModuleOp module) {
   return runPipeline(module, [](mlir::OpPassManager &pm) {
     ExecutablePipelineOptions options;
-    if (target == Target::Cuda)
+    if (target == Target::Cuda) {
       options.accumulator = "f32";
+      options.device = true;
+    }
     buildLowerToExecutablePipeline(pm, options);
   });
 }

@@ -14,7 +14,7 @@
 //                   as gemms (transposes, accumulate and symmetry folded
 //                   in), the math fused into kernels
 //   --emit=executable
-//                   optgen-lower-to-executable{accumulator=T}: every
+//                   optgen-lower-to-executable{accumulator=T device=B}: every
 //                   reduction's accumulator type, the hyperparameters'
 //                   layout and every tensor's buffer decided, so that a
 //                   printer only prints
@@ -61,11 +61,17 @@ struct ExecutablePipelineOptions
       llvm::cl::desc("The type reductions accumulate in: f32, or f64 (the "
                      "CPU target's)"),
       llvm::cl::init("f64")};
+  Option<bool> device{
+      *this, "device",
+      llvm::cl::desc("Kernels run on a device (a GPU target): their scalars "
+                     "and partial sums get workspace memory"),
+      llvm::cl::init(false)};
 };
 
 /// optgen-lower-to-executable: names each reduction's accumulator type, lays
 /// out each rule's hyperparameters (optgen-assign-hyper-offsets) and gives
-/// every tensor value its buffer (optgen-assign-buffers).
+/// every tensor value its buffer (optgen-assign-buffers); for a device, every
+/// kernel scalar too (optgen-assign-device-scalars).
 void buildLowerToExecutablePipeline(mlir::OpPassManager &pm,
                                     const ExecutablePipelineOptions &options);
 
