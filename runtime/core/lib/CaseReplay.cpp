@@ -211,8 +211,11 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
       auto start = std::chrono::steady_clock::now();
       stepper->step();
       auto end = std::chrono::steady_clock::now();
+      double timed = stepper->lastStepMs();
       stepMs.push_back(
-          std::chrono::duration<double, std::milli>(end - start).count());
+          timed >= 0
+              ? timed
+              : std::chrono::duration<double, std::milli>(end - start).count());
     }
     bytesSent = stepper->bytesSent();
     bytesReceived = stepper->bytesReceived();

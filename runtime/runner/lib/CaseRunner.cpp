@@ -12,10 +12,9 @@
 
 namespace optgen::runtime {
 
-int runnerMain(int argc, char **argv,
-               const std::function<std::unique_ptr<OptimizerFront>()> &make) {
-  CaseOptions options;
-  options.target = "cpu";
+int parseRunnerArguments(int argc, char **argv, const std::string &target,
+                         CaseOptions &options) {
+  options.target = target;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -53,6 +52,15 @@ int runnerMain(int argc, char **argv,
     std::fprintf(stderr, "optgen: error: --case is required\n");
     return 1;
   }
+  return -1;
+}
+
+int runnerMain(int argc, char **argv,
+               const std::function<std::unique_ptr<OptimizerFront>()> &make) {
+  CaseOptions options;
+  if (int status = parseRunnerArguments(argc, argv, "cpu", options);
+      status >= 0)
+    return status;
   return runCase(
       [&] {
         std::unique_ptr<OptimizerFront> optimizer = make();

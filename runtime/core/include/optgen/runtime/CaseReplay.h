@@ -44,6 +44,10 @@ public:
   virtual int64_t stateBytes() const { return -1; }
   virtual int64_t bytesSent() const { return -1; }
   virtual int64_t bytesReceived() const { return -1; }
+  /// How long the last step() took on the device, in milliseconds, when the
+  /// stepper times it itself (a GPU's events: step() copies data around the
+  /// step that the report must not count), or -1: runCase times step().
+  virtual double lastStepMs() const { return -1; }
   /// Checkpoints of the optimizer state (all ranks call them).
   virtual void saveState(const std::string &path);
   virtual void loadState(const std::string &path);

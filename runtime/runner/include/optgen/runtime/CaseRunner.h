@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 namespace optgen::runtime {
 
@@ -22,6 +23,12 @@ namespace optgen::runtime {
 /// steps with all the ranks).
 int runnerMain(int argc, char **argv,
                const std::function<std::unique_ptr<OptimizerFront>()> &make);
+
+/// The command line of a runner for `target` (named in its report): fills
+/// `options` and returns -1, or returns the exit status after printing the
+/// error or the usage.
+int parseRunnerArguments(int argc, char **argv, const std::string &target,
+                         CaseOptions &options);
 
 } // namespace optgen::runtime
 
