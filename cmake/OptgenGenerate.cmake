@@ -29,21 +29,22 @@ function(optgen_generate target spec)
     list(APPEND shapes --world-size ${ARG_WORLD_SIZE})
   endif()
   if(ARG_CUDA)
-    if(ARG_RUNNER)
-      message(FATAL_ERROR "optgen_generate: the CUDA target has no runner yet")
-    endif()
     add_custom_command(
-      OUTPUT "${dir}/${name}.h" "${dir}/${name}.cu"
+      OUTPUT "${dir}/${name}.h" "${dir}/${name}.cu" "${dir}/${name}_runner.cpp"
       COMMAND optgen compile "${spec}" ${defines} ${shapes} --target=cuda -o "${dir}"
       DEPENDS optgen "${spec}" ${ARG_SHAPES}
       COMMENT "optgen: compiling ${spec} for CUDA"
       VERBATIM)
     add_library(${target} STATIC "${dir}/${name}.cu")
     target_include_directories(${target} PUBLIC "${dir}")
-    target_link_libraries(${target} PUBLIC optgen_runtime_cuda)
+    target_link_libraries(${target} PUBLIC optgen_runtime_cuda_all)
     # As the generated CMakeLists.txt builds it.
     target_compile_options(${target} PRIVATE --fmad=false -Werror=all-warnings
       -Xcompiler=-Wall,-Wextra)
+    if(ARG_RUNNER)
+      add_executable(${target}_runner "${dir}/${name}_runner.cpp")
+      target_link_libraries(${target}_runner PRIVATE ${target})
+    endif()
     return()
   endif()
   add_custom_command(

@@ -1288,7 +1288,8 @@ std::string optgen::emitOptimizerHeader(OptimizerOp optimizer,
 
 std::string optgen::emitRunnerSource(OptimizerOp optimizer,
                                      const CpuEmitOptions &options,
-                                     StringRef target) {
+                                     StringRef target, StringRef runnerHeader,
+                                     StringRef runnerMain) {
   std::string name = legalIdentifier(optimizer.getSymName());
   std::string banner = generatedBanner(optimizer, options, target);
   std::string runner;
@@ -1297,10 +1298,10 @@ std::string optgen::emitRunnerSource(OptimizerOp optimizer,
       << "_runner --case CASE.safetensors\n// [--out OUT.safetensors] "
          "[--repeat R] [--report REPORT.json]\n\n"
       << "#include \"" << name << ".h\"\n\n"
-      << "#include \"optgen/runtime/CaseRunner.h\"\n\n"
+      << "#include \"" << runnerHeader << "\"\n\n"
       << "#include <memory>\n\n"
       << "int main(int argc, char **argv) {\n"
-      << "  return optgen::runtime::runnerMain(argc, argv, [] {\n"
+      << "  return " << runnerMain << "(argc, argv, [] {\n"
       << "    return std::make_unique<optgen_generated::" << name << ">();\n"
       << "  });\n"
       << "}\n";
@@ -1327,7 +1328,9 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
   files[name + ".cpp"] = text;
 
   // A runner replaying case files on this optimizer (`optgen run`).
-  files[name + "_runner.cpp"] = emitRunnerSource(optimizer, options, "cpu");
+  files[name + "_runner.cpp"] =
+      emitRunnerSource(optimizer, options, "cpu", "optgen/runtime/CaseRunner.h",
+                       "optgen::runtime::runnerMain");
 
   // The CMake file: a static library linking optgen's runtime.
   std::string cmake;

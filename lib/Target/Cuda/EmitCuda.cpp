@@ -479,7 +479,8 @@ void CudaRuleEmitter::emitLaunch() {
   for (const std::string &kernel : kernelNames) {
     os << "  " << kernel << "<<<grid, " << kBlockThreads
        << ", 0, call.stream>>>(call);\n";
-    os << "  optgen::runtime::checkLaunch(" << cppString(kernel) << ");\n";
+    os << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
+       << cppString("launching " + kernel) << ");\n";
   }
   os << "}\n\n";
 }
@@ -517,6 +518,9 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
           source)))
     return failure();
   files[name + ".cu"] = source;
+  files[name + "_runner.cpp"] = emitRunnerSource(
+      optimizer, options, "cuda", "optgen/runtime/CudaCaseRunner.h",
+      "optgen::runtime::cudaRunnerMain");
 
   // The CMake file: a static library of the generated CUDA, linking the
   // runtime's cuda component. sm_90 code and compute_90 PTX unless the
@@ -534,7 +538,7 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
       << "project(" << name << " LANGUAGES CXX CUDA)\n\n"
       << "set(OPTGEN_RUNTIME_DIR \"" << options.runtimeDir
       << "\"\n    CACHE PATH \"optgen's runtime sources\")\n"
-      << "if(NOT TARGET optgen_runtime_cuda)\n"
+      << "if(NOT TARGET optgen_runtime_cuda_all)\n"
       << "  add_subdirectory(${OPTGEN_RUNTIME_DIR} optgen_runtime)\n"
       << "endif()\n\n"
       << "add_library(" << name << " STATIC " << name << ".cu)\n"
@@ -544,7 +548,15 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
       << "target_compile_options(" << name
       << " PRIVATE --fmad=false -Werror=all-warnings\n"
       << "  -Xcompiler=-Wall,-Wextra)\n"
-      << "target_link_libraries(" << name << " PUBLIC optgen_runtime_cuda)\n";
+      << "target_link_libraries(" << name
+      << " PUBLIC optgen_runtime_cuda_all)\n\n"
+      << "option(OPTGEN_BUILD_RUNNER \"Build " << name
+      << "_runner, which replays case files on the GPU\" OFF)\n"
+      << "if(OPTGEN_BUILD_RUNNER)\n"
+      << "  add_executable(" << name << "_runner " << name << "_runner.cpp)\n"
+      << "  target_link_libraries(" << name << "_runner PRIVATE " << name
+      << ")\n"
+      << "endif()\n";
   files["CMakeLists.txt"] = cmake;
   return success();
 }

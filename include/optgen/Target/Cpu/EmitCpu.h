@@ -52,10 +52,13 @@ std::string emitOptimizerHeader(OptimizerOp optimizer,
                                 llvm::StringRef runtimeHeader,
                                 llvm::StringRef baseClass);
 
-/// NAME_runner.cpp: a main() replaying case files on the optimizer.
+/// NAME_runner.cpp: a main() replaying case files on the optimizer through
+/// `runnerMain` (declared in `runnerHeader`), the target's.
 std::string emitRunnerSource(OptimizerOp optimizer,
                              const CpuEmitOptions &options,
-                             llvm::StringRef target);
+                             llvm::StringRef target,
+                             llvm::StringRef runnerHeader,
+                             llvm::StringRef runnerMain);
 
 /// The functions a rule's RuleSpec entry points to: its host step (or
 /// "nullptr") and its device launch (or empty: none).

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The GPU check, on a machine with an NVIDIA GPU (sm_90: H100, H200), run
+# from the repository root with gpu-bundle/ (scripts/gpu-prepare.sh, run
+# where optgen builds) beside it. Nothing here needs MLIR or optgen, only
+# nvcc, CMake, ninja and python3:
+#
+#   1. builds the runtime's cuda component, its GPU tests and the generated
+#      CUDA of every example in the bundle (nvcc, sm_90);
+#   2. runs the runtime's GPU tests;
+#   3. replays every example's case on its generated CUDA and compares the
+#      updates with the fp64 interpreter's (made beforehand);
+#   4. prints a short table last.
+#
+# Everything it writes goes under $OUT when set (the device tool's folder),
+# else /tmp/optgen-gpu-check. Exits non-zero when a check fails.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+bundle="$root/gpu-bundle"
+out=${OUT:-/tmp/optgen-gpu-check}
+build=/tmp/optgen-gpu-build
+mkdir -p "$out"
+start=$SECONDS
+if [[ ! -f $bundle/manifest.txt ]]; then
+  echo "gpu-check: no gpu-bundle/: run scripts/gpu-prepare.sh first (where optgen builds)" >&2
+  exit 2
+fi
+
+declare -a rows
+failures=0
+row() { rows+=("$1"); }
+fail() { failures=$((failures + 1)); row "$1"; }
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader |
+  tee "$out/gpu.txt"
+
+# --- 1. build -----------------------------------------------------------------
+if cmake -S scripts/gpu -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+     -DOPTGEN_ROOT="$root" >"$out/configure.log" 2>&1 &&
+   cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1; then
+  row "build | ok | $((SECONDS - start)) s"
+else
+  tail -40 "$out/configure.log" "$out/build.log"
+  fail "build | FAILED | see build.log"
+  printf '%s\n' "${rows[@]}"
+  exit 1
+fi
+
+# --- 2. the runtime's GPU tests -----------------------------------------------
+tests="$build/runtime/optgen-runtime-cuda-tests"
+if "$tests" >"$out/runtime-tests.log" 2>&1; then
+  row "runtime GPU tests | ok | $(grep -c '^\[       OK \]' "$out/runtime-tests.log") passed"
+else
+  tail -30 "$out/runtime-tests.log"
+  fail "runtime GPU tests | FAILED | see runtime-tests.log"
+fi
+
+# --- 3. the examples against the fp64 interpreter -----------------------------
+while read -r name tolerance rest; do
+  if [[ $tolerance == skipped ]]; then
+    row "$name | skipped | $rest"
+    continue
+  fi
+  runner="$build/gen/$name/${name}_runner"
+  [[ -x $runner ]] || runner=$(find "$build/gen/$name" -maxdepth 1 -name '*_runner' -type f | head -1)
+  if python3 test/numeric/compare.py --case "$bundle/cases/$name.safetensors" \
+       --tolerance "$tolerance" --runner "$runner" \
+       --reference "$bundle/cases/$name.reference.safetensors" \
+       >"$out/$name.log" 2>&1; then
+    row "$name vs fp64 interpreter | ok | $(tail -1 "$out/$name.log")"
+  else
+    tail -20 "$out/$name.log"
+    fail "$name vs fp64 interpreter | FAILED | $(tail -1 "$out/$name.log")"
+  fi
+done <"$bundle/manifest.txt"
+
+# --- 4. the table -------------------------------------------------------------
+echo
+echo "check | result | detail"
+echo "---|---|---"
+printf '%s\n' "${rows[@]}"
+echo "($((SECONDS - start)) s; logs in $out)"
+exit $((failures > 0))
