@@ -2,22 +2,30 @@
 //
 // A read-only walk over executable IR, the CPU printer's peer. Host code
 // (state shapes, `where` conditions, workspace layouts, the spec tables the
-// runtime runs, the class header) is the CPU printer's host part, shared
-// (EmitCpu.h); this file prints what runs on the GPU: each rule as one
-// `launch_RULE(const DeviceCall &)` that enqueues one kernel per
-// `optgen.kernel` on the caller's stream, every kernel covering every
-// parameter of the call at once (blockIdx.y is the member), with 16-byte
-// vector loads where each member's pointers allow them.
+// runtime runs, the class header, the runner) is the CPU printer's host
+// part, shared (EmitCpu.h); this file prints what runs on the GPU: each rule
+// as one `launch_RULE(const DeviceCall &)` that enqueues, on the caller's
+// stream, the launches of each `optgen.kernel`, every launch covering every
+// parameter of the call at once (blockIdx.y is the member).
 //
 // Scalar math outside kernels (hyperparameters, step counts, bias
-// corrections) reads device memory, so that a step captured in a CUDA graph
-// sees new values: each kernel computes the scalars it uses in its own
-// prologue, per thread, from `call.hypers` and `call.steps`.
+// corrections, values derived from reductions) reads device memory, so that
+// a step captured in a CUDA graph sees new values: each kernel computes the
+// scalars it uses in its own prologue, per thread.
 //
-// This first CUDA printer prints elementwise rules: kernels of elementwise
-// math over whole tensors, written in place into the parameter and its
-// states. A rule needing more (reductions, matrix products, shape queries,
-// control flow, workspace) is an error at the op that needs it.
+// Two kinds of rules:
+//  - elementwise rules (`*` parameters) step members of any shapes: one
+//    grid-stride loop per kernel over each member's elements, with 16-byte
+//    vectors where the member's pointers allow them;
+//  - other rules step members of one shape (rows x cols on the host): a
+//    kernel over its iteration space reads broadcast inputs by index, keeps
+//    its temporaries in the workspace slots the IR gave them, and computes
+//    reductions deterministically: a full reduction as one partial sum per
+//    block (the IR's partials slot) and a second launch summing them in a
+//    fixed order into the result's slot; a reduction along an axis as one
+//    launch per reduced row (a block) or column (a thread).
+// What a rule needs beyond that (matrix products, control flow, reductions
+// along an axis known only at run time) is an error at the op that needs it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,12 +45,11 @@ using namespace optgen;
 
 namespace {
 
-/// Threads per block of an elementwise kernel, and the elements each thread
-/// handles per pass (a 16-byte vector of f32).
+/// Threads per block of every kernel.
 constexpr int kBlockThreads = 256;
+/// Elements per thread and pass of a vectorised loop (16 bytes of f32).
 constexpr int kVectorWidth = 4;
-/// At most this many blocks per member: past it threads loop (grid-stride),
-/// which keeps the grid bounded for huge tensors.
+/// At most this many blocks per member in a grid-stride launch.
 constexpr int kMaxBlocksPerMember = 1024;
 
 bool isTensor(Value v) { return isa<SymbolicTensorType>(v.getType()); }
@@ -51,15 +58,20 @@ bool isTensor(Value v) { return isa<SymbolicTensorType>(v.getType()); }
 InFlightDiagnostic unsupported(Operation *op, const Twine &what) {
   return op->emitError("the CUDA printer does not print ")
          << what
-         << " yet: it prints elementwise rules (kernels of elementwise math "
-            "written in place into the parameter and its states)";
+         << " yet: it prints kernels of elementwise math and reductions, "
+            "without matrix products or control flow";
 }
+
+/// Which launch of a kernel: over its whole space (tensor results, full
+/// reductions), or once per reduced row or column.
+enum class Pass { Space, Rows, Cols };
 
 class CudaRuleEmitter {
 public:
   CudaRuleEmitter(raw_ostream &os, const CpuEmitOptions &options, RuleOp rule)
       : os(os), options(options), rule(rule),
-        ident(legalIdentifier(rule.getSymName())) {}
+        ident(legalIdentifier(rule.getSymName())),
+        elementwise(isElementwiseRule(rule)) {}
 
   /// Prints the rule's kernels and its launch function, and names the
   /// latter in `step`.
@@ -70,17 +82,35 @@ private:
   const CpuEmitOptions &options;
   RuleOp rule;
   std::string ident;
+  /// Members of any shapes (elementwise), or of one shape.
+  bool elementwise;
+  ArrayAttr workspace;
   SmallVector<KernelOp> kernels;
-  SmallVector<std::string> kernelNames;
+  /// The launch function's body, built while the kernels are printed.
+  std::string launches;
 
   LogicalResult check();
   LogicalResult checkKernel(KernelOp kernel);
-  LogicalResult emitKernel(KernelOp kernel, StringRef kernelName);
+
+  // Shapes: a dimension of a type as a C++ expression over `call`, valid on
+  // host and device alike (DeviceCall's rows and cols are the members').
+  std::string extent(Attribute dim);
+  std::pair<std::string, std::string> rowsCols(SymbolicTensorType type);
+
+  /// The pointer to `buffer`'s memory for the current member, in a kernel.
+  std::string pointerOf(BufferAttr buffer);
+  /// The element type memory of `buffer` holds: float, or double for an
+  /// f64 workspace slot.
+  std::string storageOf(BufferAttr buffer);
+
+  LogicalResult emitKernel(KernelOp kernel, unsigned index);
+  LogicalResult emitElementwiseKernel(KernelOp kernel, StringRef name);
+  LogicalResult emitShapedKernel(KernelOp kernel, StringRef name);
   void emitLaunch();
 };
 
 LogicalResult CudaRuleEmitter::check() {
-  auto workspace = rule->getAttrOfType<ArrayAttr>("optgen.workspace");
+  workspace = rule->getAttrOfType<ArrayAttr>("optgen.workspace");
   if (!workspace)
     return rule.emitError("the CUDA printer needs the rule's buffers; run "
                           "--optgen-assign-buffers first");
@@ -95,16 +125,21 @@ LogicalResult CudaRuleEmitter::check() {
               return success();
             })
             .Case([&](StateOp state) -> LogicalResult {
-              if (!isTensor(state) || state.getAxis())
-                return unsupported(state, "a scalar or reduced state");
+              if (!isTensor(state))
+                return unsupported(state, "a scalar state");
               return success();
             })
             .Case<TupleGetOp, ConstantOp, StepOp>(
                 [](Operation *) { return success(); })
+            .Case<DimOp, NumelOp, NDimOp>([&](Operation *query) {
+              if (elementwise)
+                return LogicalResult(unsupported(
+                    query, "a shape query in an elementwise rule"));
+              return success();
+            })
             .Case([&](KernelOp kernel) { return checkKernel(kernel); })
             .Case([&](UpdateOp update) -> LogicalResult {
               // In place: each new value already lives where it is kept.
-              SmallVector<StateOp> states = getRuleStates(rule);
               if (getBuffer(update.getParam()) !=
                   BufferAttr::get(rule.getContext(), BufferKind::param, 0))
                 return unsupported(update, "a parameter update that is not "
@@ -126,69 +161,147 @@ LogicalResult CudaRuleEmitter::check() {
     if (failed(result))
       return failure();
   }
-  if (!workspace.empty())
-    return unsupported(rule, "a rule with workspace temporaries");
+  if (elementwise && !workspace.empty())
+    return unsupported(rule, "an elementwise rule with workspace temporaries");
   return success();
 }
 
 LogicalResult CudaRuleEmitter::checkKernel(KernelOp kernel) {
   SymbolicTensorType space = kernel.getIterationSpace();
   auto param = cast<SymbolicTensorType>(rule.getParam().getType());
-  if (space != param)
+  if (elementwise && space != param)
     return unsupported(kernel, "a kernel over other than the parameter's "
-                               "elements");
+                               "elements in an elementwise rule");
+  auto buffers = kernel->getAttrOfType<ArrayAttr>("optgen.buffers");
+  if (!buffers)
+    return kernel.emitError("the CUDA printer needs the kernel's buffers; run "
+                            "--optgen-assign-buffers first");
+  // A parameter of any rank is seen as rows x cols; a ranked tensor has
+  // at most two dimensions, each known up to the parameter's symbols.
+  auto known = [](SymbolicTensorType type) {
+    return type.getAnyRank() ||
+           (type.getRank() <= 2 &&
+            llvm::none_of(type.getDims(),
+                          [](Attribute d) { return isa<UnitAttr>(d); }));
+  };
+  if (!elementwise && !known(space))
+    return unsupported(kernel, "a kernel over a space known only at run "
+                               "time");
   for (Operation &op : kernel.getBody().front()) {
     if (isa<YieldOp>(op))
       continue;
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      if (elementwise)
+        return unsupported(reduce, "a reduction in an elementwise rule");
+      if (reduce.getAxis() && !constantInt(reduce.getAxis()))
+        return unsupported(reduce, "a reduction along an axis known only at "
+                                   "run time");
+      if (!reduce.getAxis() &&
+          !dyn_cast_or_null<BufferAttr>(
+              reduce->getAttrOfType<ArrayAttr>("optgen.buffers")
+                  ? reduce->getAttrOfType<ArrayAttr>("optgen.buffers")[0]
+                  : Attribute()))
+        return reduce.emitError("the CUDA printer needs the partial sums' "
+                                "slot; run --optgen-assign-device-scalars "
+                                "first");
+      for (Operation *user : reduce->getUsers())
+        if (!isa<YieldOp>(user))
+          return unsupported(user, "a reduction's value used inside its "
+                                   "kernel");
+      continue;
+    }
     if (!op.hasTrait<ElementwiseMath>())
       return unsupported(&op, "'" + op.getName().getStringRef() +
                                   "' inside a kernel");
     for (Value operand : op.getOperands())
-      if (isTensor(operand) && operand.getType() != space)
-        return unsupported(&op, "a broadcast operand");
+      if (isTensor(operand) && !known(cast<SymbolicTensorType>(
+                                   operand.getType())) && !elementwise)
+        return unsupported(&op, "an operand whose shape is known only at run "
+                                "time");
+      else if (isTensor(operand) && elementwise &&
+               operand.getType() != space)
+        return unsupported(&op, "a broadcast operand in an elementwise rule");
   }
-  for (auto [result, buffer] :
-       llvm::zip(kernel.getResults(),
-                 kernel->getAttrOfType<ArrayAttr>("optgen.buffers"))) {
+  for (auto [result, buffer] : llvm::zip(kernel.getResults(), buffers)) {
     auto memory = dyn_cast<BufferAttr>(buffer);
-    if (!memory || memory.getKind() == BufferKind::workspace ||
-        memory.getKind() == BufferKind::grad)
-      return unsupported(kernel, "a kernel result outside the parameter and "
-                                 "its states");
+    if (!memory)
+      return kernel.emitError("the CUDA printer needs every kernel result in "
+                              "memory; run --optgen-assign-device-scalars "
+                              "first");
+    if (memory.getKind() == BufferKind::grad)
+      return kernel.emitError("a kernel result in the gradient");
   }
   kernels.push_back(kernel);
   return success();
 }
 
-/// The device expression of the memory `buffer` names for the call's
-/// `member`.
-std::string pointerOf(BufferAttr buffer) {
+std::string CudaRuleEmitter::extent(Attribute dim) {
+  if (auto size = dyn_cast<IntegerAttr>(dim))
+    return "int64_t{" + std::to_string(size.getInt()) + "}";
+  // A symbol is one of the parameter's dimensions: the members' rows, or
+  // their columns (a vector's only dimension is its columns).
+  auto param = cast<SymbolicTensorType>(rule.getParam().getType());
+  ArrayRef<Attribute> dims = param.getDims();
+  auto at = llvm::find(dims, dim);
+  return dims.size() == 2 && at == dims.begin() ? "call.rows" : "call.cols";
+}
+
+std::pair<std::string, std::string>
+CudaRuleEmitter::rowsCols(SymbolicTensorType type) {
+  if (type.getAnyRank())
+    return {"call.rows", "call.cols"};
+  ArrayRef<Attribute> dims = type.getDims();
+  if (dims.empty())
+    return {"int64_t{1}", "int64_t{1}"};
+  if (dims.size() == 1)
+    return {"int64_t{1}", extent(dims[0])};
+  return {extent(dims[0]), extent(dims[1])};
+}
+
+std::string CudaRuleEmitter::pointerOf(BufferAttr buffer) {
+  std::string index = std::to_string(buffer.getIndex());
   switch (buffer.getKind()) {
   case BufferKind::param:
     return "call.params[member]";
   case BufferKind::grad:
     return "call.grads[member]";
   case BufferKind::state:
-    return "call.states[call.members * " +
-           std::to_string(buffer.getIndex()) + " + member]";
+    return "call.states[call.members * " + index + " + member]";
   case BufferKind::workspace:
-    break;
+    if (storageOf(buffer) == "double")
+      return "reinterpret_cast<double *>(workspace + slots.at[" + index +
+             "])";
+    return "(workspace + slots.at[" + index + "])";
   }
   return "";
 }
 
-LogicalResult CudaRuleEmitter::emitKernel(KernelOp kernel,
-                                          StringRef kernelName) {
+std::string CudaRuleEmitter::storageOf(BufferAttr buffer) {
+  if (buffer.getKind() == BufferKind::workspace &&
+      cast<SlotAttr>(workspace[buffer.getIndex()]).getStorage().isF64())
+    return "double";
+  return "float";
+}
+
+/// A kernel's body printed as statements: a name table, the expressions of
+/// values, indentation, and the spec line comments.
+struct BodyPrinter {
+  BodyPrinter(raw_ostream &os, const CpuEmitOptions &options)
+      : os(os), options(options) {}
+
+  raw_ostream &os;
+  const CpuEmitOptions &options;
   NameTable names;
   llvm::DenseMap<Value, std::string> exprs;
   unsigned indent = 1;
-  auto line = [&]() -> raw_ostream & {
+  unsigned lastLine = 0;
+
+  raw_ostream &line() {
     for (unsigned i = 0; i < indent; ++i)
       os << "  ";
     return os;
-  };
-  unsigned lastLine = 0;
-  auto noteSource = [&](Operation *op) {
+  }
+  void noteSource(Operation *op) {
     std::optional<FileLineColLoc> file = fileLocation(op->getLoc());
     if (!file || file->getLine() == lastLine)
       return;
@@ -199,35 +312,185 @@ LogicalResult CudaRuleEmitter::emitKernel(KernelOp kernel,
     if (!text.empty())
       os << ": " << commentText(text);
     os << "\n";
-  };
-  auto nameFor = [&](Value value, StringRef fallback) {
+  }
+  std::string nameFor(Value value, StringRef fallback) {
     std::optional<StringRef> spec = specName(value);
     return names.unique(spec ? *spec : fallback);
-  };
+  }
+};
 
-  // The scalars the kernel reads, and the scalars those are computed from,
-  // in the rule's order.
-  llvm::SetVector<Operation *> scalarOps;
+/// The body ops of `kernel` that the values `sinks` are computed from.
+llvm::SmallPtrSet<Operation *, 16> bodySlice(KernelOp kernel,
+                                             ArrayRef<Value> sinks) {
+  llvm::SmallPtrSet<Operation *, 16> needed;
+  SmallVector<Value> worklist(sinks.begin(), sinks.end());
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || def->getParentOp() != kernel.getOperation() ||
+        !needed.insert(def).second)
+      continue;
+    llvm::append_range(worklist, def->getOperands());
+  }
+  return needed;
+}
+
+/// The rule-level ops whose scalar values the kernel ops `ops` read, and
+/// those they are computed from, in the rule's order; a kernel's result is
+/// read from its slot, not recomputed.
+SmallVector<Operation *> scalarSlice(RuleOp rule, KernelOp kernel,
+                                     const llvm::SmallPtrSetImpl<Operation *> &ops) {
   SmallVector<Value> worklist;
-  kernel.walk([&](Operation *op) {
+  for (Operation *op : ops)
     for (Value operand : op->getOperands())
-      if (!isTensor(operand) && !kernel->isAncestor(operand.getParentRegion()->getParentOp()))
+      if (!isTensor(operand) &&
+          !kernel->isAncestor(operand.getParentRegion()->getParentOp()))
         worklist.push_back(operand);
-  });
   llvm::SmallPtrSet<Operation *, 16> needed;
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
     Operation *def = value.getDefiningOp();
-    if (!def || !needed.insert(def).second)
+    if (!def || !needed.insert(def).second || isa<KernelOp>(def))
       continue;
     for (Value operand : def->getOperands())
-      worklist.push_back(operand);
+      if (!isTensor(operand) || isa<DimOp, NumelOp, NDimOp>(def))
+        worklist.push_back(operand);
   }
+  SmallVector<Operation *> ordered;
   for (Operation &op : rule.getBlock())
     if (needed.contains(&op))
-      scalarOps.insert(&op);
+      ordered.push_back(&op);
+  return ordered;
+}
 
-  // Tensors read from above, in order of first use, and where they live.
+LogicalResult CudaRuleEmitter::emitKernel(KernelOp kernel, unsigned index) {
+  std::string name = ident + "_kernel" + std::to_string(index);
+  std::vector<unsigned> lines = specLines(kernel.getLoc());
+  os << "// Kernel " << index << " of rule '" << commentText(rule.getSymName())
+     << "', from spec line" << (lines.size() > 1 ? "s" : "");
+  for (unsigned l : lines)
+    os << " " << l;
+  os << ".\n";
+  return elementwise ? emitElementwiseKernel(kernel, name)
+                     : emitShapedKernel(kernel, name);
+}
+
+/// Prints the prologue of a kernel: its scalars, per thread, from device
+/// memory (hyperparameters, step counts, earlier kernels' results) and the
+/// members' shapes.
+LogicalResult emitPrologue(BodyPrinter &p, RuleOp rule, KernelOp kernel,
+                           const llvm::SmallPtrSetImpl<Operation *> &ops,
+                           llvm::function_ref<std::string(Value)> slotOf,
+                           llvm::function_ref<std::string(Value, Value)> dim,
+                           llvm::function_ref<std::string(Value)> numel) {
+  for (Operation *op : scalarSlice(rule, kernel, ops)) {
+    LogicalResult result =
+        llvm::TypeSwitch<Operation *, LogicalResult>(op)
+            .Case([&](ConstantOp constant) {
+              p.exprs[constant] = constantExpression(constant.getValue());
+              return success();
+            })
+            .Case([&](HyperOp hyper) {
+              if (isa<TupleType>(hyper.getType())) {
+                p.exprs[hyper] = std::to_string(*hyper.getOffset());
+                return success();
+              }
+              p.noteSource(hyper);
+              std::string name = p.names.unique(hyper.getName());
+              p.line() << "const " << cType(hyper.getType()) << " " << name
+                       << " = static_cast<" << cType(hyper.getType())
+                       << ">(call.hypers[" << *hyper.getOffset() << "]);\n";
+              p.exprs[hyper] = name;
+              return success();
+            })
+            .Case([&](TupleGetOp get) {
+              auto hyper = get.getTuple().getDefiningOp<HyperOp>();
+              p.noteSource(hyper);
+              int64_t offset = *hyper.getOffset() + get.getIndex();
+              std::string name = p.names.unique(
+                  hyper.getName().str() + "_" + std::to_string(get.getIndex()));
+              p.line() << "const " << cType(get.getType()) << " " << name
+                       << " = static_cast<" << cType(get.getType())
+                       << ">(call.hypers[" << offset << "]);\n";
+              p.exprs[get] = name;
+              return success();
+            })
+            .Case([&](StepOp step) {
+              std::string name = p.names.unique("step");
+              p.line() << "const int64_t " << name
+                       << " = call.steps[member];\n";
+              p.exprs[step] = name;
+              return success();
+            })
+            .Case([&](KernelOp earlier) {
+              // Its scalar results, from the slots they were stored in.
+              for (Value result : earlier.getResults()) {
+                if (isTensor(result))
+                  continue;
+                std::string name = p.nameFor(result, "r");
+                p.line() << "const " << cType(result.getType()) << " " << name
+                         << " = static_cast<" << cType(result.getType())
+                         << ">(*" << slotOf(result) << ");\n";
+                p.exprs[result] = name;
+              }
+              return success();
+            })
+            .Case([&](DimOp query) -> LogicalResult {
+              p.noteSource(query);
+              std::string name = p.nameFor(query, "size");
+              p.line() << "const int64_t " << name << " = "
+                       << dim(query.getInput(), query.getAxis()) << ";\n";
+              p.exprs[query] = name;
+              return success();
+            })
+            .Case([&](NumelOp query) {
+              p.exprs[query] = "(" + numel(query.getInput()) + ")";
+              return success();
+            })
+            .Case([&](NDimOp query) {
+              auto type = cast<SymbolicTensorType>(query.getInput().getType());
+              p.exprs[query] =
+                  "int64_t{" + std::to_string(type.getRank()) + "}";
+              return success();
+            })
+            .Default([&](Operation *math) -> LogicalResult {
+              p.noteSource(math);
+              SmallVector<std::string> operands;
+              for (Value v : math->getOperands())
+                operands.push_back(p.exprs.lookup(v));
+              std::string expr = elementExpression(math, operands);
+              if (expr.empty())
+                return unsupported(math, "this scalar op");
+              Value result = math->getResult(0);
+              std::string name = p.nameFor(result, "s");
+              p.line() << "const " << cType(result.getType()) << " " << name
+                       << " = " << expr << ";\n";
+              p.exprs[result] = name;
+              return success();
+            });
+    if (failed(result))
+      return failure();
+  }
+  return success();
+}
+
+/// The name a member's memory has in kernels: the rule's names for the
+/// parameter and gradient, the states' own, the slot's number.
+std::string bufferName(RuleOp rule, BufferAttr buffer) {
+  switch (buffer.getKind()) {
+  case BufferKind::param:
+    return cast<StringAttr>(rule.getInputs()[0]).getValue().str();
+  case BufferKind::grad:
+    return cast<StringAttr>(rule.getInputs()[1]).getValue().str();
+  case BufferKind::state:
+    return getRuleStates(rule)[buffer.getIndex()].getName().str();
+  case BufferKind::workspace:
+    break;
+  }
+  return "slot" + std::to_string(buffer.getIndex());
+}
+
+/// Tensors a kernel reads from above, in order of first use.
+llvm::SetVector<Value> kernelInputs(KernelOp kernel) {
   llvm::SetVector<Value> inputs;
   kernel.walk([&](Operation *op) {
     for (Value operand : op->getOperands())
@@ -235,157 +498,84 @@ LogicalResult CudaRuleEmitter::emitKernel(KernelOp kernel,
           !kernel->isAncestor(operand.getParentRegion()->getParentOp()))
         inputs.insert(operand);
   });
+  return inputs;
+}
 
-  std::vector<unsigned> lines = specLines(kernel.getLoc());
-  os << "// Kernel of rule '" << commentText(rule.getSymName())
-     << "': one pass over every element of every member, from spec line"
-     << (lines.size() > 1 ? "s" : "");
-  for (unsigned l : lines)
-    os << " " << l;
-  os << ".\n";
+LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
+                                                     StringRef kernelName) {
+  BodyPrinter p(os, options);
   os << "__global__ void __launch_bounds__(" << kBlockThreads << ") "
      << kernelName << "(const optgen::runtime::DeviceCall call) {\n";
-  line() << "const int member = static_cast<int>(blockIdx.y);\n";
-  line() << "const int64_t n = call.numels[member];\n";
+  p.line() << "const int member = static_cast<int>(blockIdx.y);\n";
+  p.line() << "const int64_t n = call.numels[member];\n";
+  llvm::SmallPtrSet<Operation *, 16> everyOp;
+  for (Operation &op : kernel.getBody().front())
+    everyOp.insert(&op);
+  if (failed(emitPrologue(
+          p, rule, kernel, everyOp, [](Value) { return std::string(); },
+          [](Value, Value) { return std::string(); },
+          [](Value) { return std::string(); })))
+    return failure();
 
-  // Prologue: the scalars, per thread, from device memory.
-  for (Operation *op : scalarOps) {
-    LogicalResult result =
-        llvm::TypeSwitch<Operation *, LogicalResult>(op)
-            .Case([&](ConstantOp constant) {
-              exprs[constant] = constantExpression(constant.getValue());
-              return success();
-            })
-            .Case([&](HyperOp hyper) {
-              if (isa<TupleType>(hyper.getType())) {
-                exprs[hyper] = std::to_string(*hyper.getOffset());
-                return success();
-              }
-              noteSource(hyper);
-              std::string name = names.unique(hyper.getName());
-              line() << "const " << cType(hyper.getType()) << " " << name
-                     << " = static_cast<" << cType(hyper.getType())
-                     << ">(call.hypers[" << *hyper.getOffset() << "]);\n";
-              exprs[hyper] = name;
-              return success();
-            })
-            .Case([&](TupleGetOp get) {
-              auto hyper = get.getTuple().getDefiningOp<HyperOp>();
-              noteSource(hyper);
-              int64_t offset = *hyper.getOffset() + get.getIndex();
-              std::string name = names.unique(hyper.getName().str() + "_" +
-                                              std::to_string(get.getIndex()));
-              line() << "const " << cType(get.getType()) << " " << name
-                     << " = static_cast<" << cType(get.getType())
-                     << ">(call.hypers[" << offset << "]);\n";
-              exprs[get] = name;
-              return success();
-            })
-            .Case([&](StepOp step) {
-              std::string name = names.unique("step");
-              line() << "const int64_t " << name
-                     << " = call.steps[member];\n";
-              exprs[step] = name;
-              return success();
-            })
-            .Default([&](Operation *math) -> LogicalResult {
-              noteSource(math);
-              SmallVector<std::string> operands;
-              for (Value v : math->getOperands())
-                operands.push_back(exprs.lookup(v));
-              std::string expr = elementExpression(math, operands);
-              if (expr.empty())
-                return unsupported(math, "this scalar op");
-              Value result = math->getResult(0);
-              std::string name = nameFor(result, "s");
-              line() << "const " << cType(result.getType()) << " " << name
-                     << " = " << expr << ";\n";
-              exprs[result] = name;
-              return success();
-            });
-    if (failed(result))
-      return failure();
-  }
-
-  // The members' memory: each input, and each result's buffer.
+  // The members' memory: each input, and each result's buffer, named as
+  // the rule names it.
+  llvm::SetVector<Value> inputs = kernelInputs(kernel);
   auto yield = cast<YieldOp>(kernel.getBody().front().getTerminator());
   auto buffers = kernel->getAttrOfType<ArrayAttr>("optgen.buffers");
   llvm::DenseMap<Attribute, std::string> pointers; // buffer -> variable
   SmallVector<std::string> inputPointers, outputPointers;
-  auto pointerFor = [&](BufferAttr buffer, StringRef base, bool written) {
+  auto pointerFor = [&](BufferAttr buffer) {
     auto [it, inserted] = pointers.try_emplace(buffer, "");
     if (inserted) {
-      it->second = names.unique(base);
-      line() << (written || buffer.getKind() != BufferKind::grad
-                     ? "float *const "
-                     : "const float *const ")
-             << it->second << " = " << pointerOf(buffer) << ";\n";
+      it->second = p.names.unique(bufferName(rule, buffer));
+      p.line() << (buffer.getKind() == BufferKind::grad ? "const float *const "
+                                                        : "float *const ")
+               << it->second << " = " << pointerOf(buffer) << ";\n";
     }
     return it->second;
   };
-  // A member's memory is named after what the rule calls it: its inputs'
-  // names for the parameter and gradient, the states' own names.
-  auto bufferName = [&](BufferAttr buffer) -> std::string {
-    switch (buffer.getKind()) {
-    case BufferKind::param:
-      return cast<StringAttr>(rule.getInputs()[0]).getValue().str();
-    case BufferKind::grad:
-      return cast<StringAttr>(rule.getInputs()[1]).getValue().str();
-    case BufferKind::state:
-      return getRuleStates(rule)[buffer.getIndex()].getName().str();
-    case BufferKind::workspace:
-      break;
-    }
-    return "workspace";
-  };
-  for (Value input : inputs) {
-    BufferAttr buffer = getBuffer(input);
-    inputPointers.push_back(pointerFor(buffer, bufferName(buffer), false));
-  }
-  for (Attribute buffer : buffers) {
-    auto memory = cast<BufferAttr>(buffer);
-    outputPointers.push_back(
-        pointerFor(memory, bufferName(memory), /*written=*/true));
-  }
+  for (Value input : inputs)
+    inputPointers.push_back(pointerFor(getBuffer(input)));
+  for (Attribute buffer : buffers)
+    outputPointers.push_back(pointerFor(cast<BufferAttr>(buffer)));
 
   // One element: inputs by value, results by reference, so that the vector
   // loop and the remainder share one body.
-  line() << "// One element: the inputs' values in, the results out.\n";
-  line() << "auto element = [&](";
-  SmallVector<std::string> inputNames, outputNames;
+  p.line() << "// One element: the inputs' values in, the results out.\n";
+  p.line() << "auto element = [&](";
+  SmallVector<std::string> outputNames;
   for (auto [i, input] : llvm::enumerate(inputs)) {
-    inputNames.push_back(names.unique(inputPointers[i] + "_in"));
-    os << (i ? ", " : "") << "const float " << inputNames.back();
-    exprs[input] = inputNames.back();
+    std::string name = p.names.unique(inputPointers[i] + "_in");
+    os << (i ? ", " : "") << "const float " << name;
+    p.exprs[input] = name;
   }
-  for (auto [i, pointer] : llvm::enumerate(outputPointers)) {
-    outputNames.push_back(names.unique(pointer + "_out"));
+  for (const std::string &pointer : outputPointers) {
+    outputNames.push_back(p.names.unique(pointer + "_out"));
     os << ", float &" << outputNames.back();
   }
   os << ") {\n";
-  ++indent;
-  lastLine = 0;
+  ++p.indent;
+  p.lastLine = 0;
   for (Operation &op : kernel.getBody().front()) {
     if (isa<YieldOp>(op))
       continue;
-    noteSource(&op);
+    p.noteSource(&op);
     SmallVector<std::string> operands;
     for (Value v : op.getOperands())
-      operands.push_back(exprs.lookup(v));
+      operands.push_back(p.exprs.lookup(v));
     std::string expr = elementExpression(&op, operands);
     if (expr.empty())
       return unsupported(&op, "this op inside a kernel");
     Value result = op.getResult(0);
-    std::string name = nameFor(result, "e");
-    Type element = getElementTypeOrSelf(result.getType());
-    line() << "const " << cType(element) << " " << name << " = " << expr
-           << ";\n";
-    exprs[result] = name;
+    std::string name = p.nameFor(result, "e");
+    p.line() << "const " << cType(getElementTypeOrSelf(result.getType()))
+             << " " << name << " = " << expr << ";\n";
+    p.exprs[result] = name;
   }
   for (auto [name, value] : llvm::zip(outputNames, yield.getValues()))
-    line() << name << " = " << exprs.lookup(value) << ";\n";
-  --indent;
-  line() << "};\n";
+    p.line() << name << " = " << p.exprs.lookup(value) << ";\n";
+  --p.indent;
+  p.line() << "};\n";
 
   // Every member's elements: 16-byte vectors where every pointer of the
   // member is aligned to them, then the remainder one at a time.
@@ -393,33 +583,36 @@ LogicalResult CudaRuleEmitter::emitKernel(KernelOp kernel,
   for (auto [buffer, pointer] : pointers)
     allPointers.push_back(pointer);
   llvm::sort(allPointers);
-  line() << "const int64_t first = int64_t{blockIdx.x} * blockDim.x + "
-            "threadIdx.x;\n";
-  line() << "const int64_t stride = int64_t{gridDim.x} * blockDim.x;\n";
-  line() << "const bool aligned = ((";
+  p.line() << "const int64_t first = int64_t{blockIdx.x} * blockDim.x + "
+              "threadIdx.x;\n";
+  p.line() << "const int64_t stride = int64_t{gridDim.x} * blockDim.x;\n";
+  p.line() << "const bool aligned = ((";
   llvm::interleave(
       allPointers, os,
-      [&](const std::string &p) { os << "reinterpret_cast<uintptr_t>(" << p << ")"; },
+      [&](const std::string &ptr) {
+        os << "reinterpret_cast<uintptr_t>(" << ptr << ")";
+      },
       " | ");
   os << ") % 16) == 0;\n";
-  line() << "const int64_t vectors = aligned ? n / " << kVectorWidth
-         << " : 0;\n";
-  line() << "for (int64_t q = first; q < vectors; q += stride) {\n";
-  ++indent;
+  p.line() << "const int64_t vectors = aligned ? n / " << kVectorWidth
+           << " : 0;\n";
+  p.line() << "for (int64_t q = first; q < vectors; q += stride) {\n";
+  ++p.indent;
   SmallVector<std::string> inputVectors, outputVectors;
   for (const std::string &pointer : inputPointers) {
-    inputVectors.push_back(names.unique(pointer + "4"));
-    line() << "const float4 " << inputVectors.back()
-           << " = reinterpret_cast<const float4 *>(" << pointer << ")[q];\n";
+    inputVectors.push_back(p.names.unique(pointer + "4"));
+    p.line() << "const float4 " << inputVectors.back()
+             << " = reinterpret_cast<const float4 *>(" << pointer
+             << ")[q];\n";
   }
-  line() << "float4 ";
+  p.line() << "float4 ";
   for (auto [i, pointer] : llvm::enumerate(outputPointers)) {
-    outputVectors.push_back(names.unique(pointer + "4_out"));
+    outputVectors.push_back(p.names.unique(pointer + "4_out"));
     os << (i ? ", " : "") << outputVectors.back();
   }
   os << ";\n";
   for (const char *lane : {"x", "y", "z", "w"}) {
-    line() << "element(";
+    p.line() << "element(";
     bool first = true;
     for (const std::string &v : inputVectors) {
       os << (first ? "" : ", ") << v << "." << lane;
@@ -430,21 +623,21 @@ LogicalResult CudaRuleEmitter::emitKernel(KernelOp kernel,
     os << ");\n";
   }
   for (auto [pointer, vector] : llvm::zip(outputPointers, outputVectors))
-    line() << "reinterpret_cast<float4 *>(" << pointer << ")[q] = " << vector
-           << ";\n";
-  --indent;
-  line() << "}\n";
-  line() << "for (int64_t k = vectors * " << kVectorWidth
-         << " + first; k < n; k += stride) {\n";
-  ++indent;
+    p.line() << "reinterpret_cast<float4 *>(" << pointer << ")[q] = " << vector
+             << ";\n";
+  --p.indent;
+  p.line() << "}\n";
+  p.line() << "for (int64_t k = vectors * " << kVectorWidth
+           << " + first; k < n; k += stride) {\n";
+  ++p.indent;
   SmallVector<std::string> outputScalars;
-  line() << "float ";
+  p.line() << "float ";
   for (auto [i, pointer] : llvm::enumerate(outputPointers)) {
-    outputScalars.push_back(names.unique(pointer + "_k"));
+    outputScalars.push_back(p.names.unique(pointer + "_k"));
     os << (i ? ", " : "") << outputScalars.back();
   }
   os << ";\n";
-  line() << "element(";
+  p.line() << "element(";
   bool first = true;
   for (const std::string &pointer : inputPointers) {
     os << (first ? "" : ", ") << pointer << "[k]";
@@ -454,10 +647,378 @@ LogicalResult CudaRuleEmitter::emitKernel(KernelOp kernel,
     os << ", " << v;
   os << ");\n";
   for (auto [pointer, value] : llvm::zip(outputPointers, outputScalars))
-    line() << pointer << "[k] = " << value << ";\n";
-  --indent;
-  line() << "}\n";
+    p.line() << pointer << "[k] = " << value << ";\n";
+  --p.indent;
+  p.line() << "}\n";
   os << "}\n\n";
+
+  llvm::raw_string_ostream ls(launches);
+  ls << "  " << kernelName << "<<<grid, " << kBlockThreads
+     << ", 0, call.stream>>>(call);\n";
+  ls << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
+     << cppString(("launching " + kernelName).str()) << ");\n";
+  return success();
+}
+
+LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
+                                                StringRef kernelName) {
+  SymbolicTensorType space = kernel.getIterationSpace();
+  auto [R, C] = rowsCols(space);
+  Block &body = kernel.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  auto buffers = kernel->getAttrOfType<ArrayAttr>("optgen.buffers");
+  llvm::SetVector<Value> inputs = kernelInputs(kernel);
+
+  // The reductions, by pass; a full reduction's partial sums.
+  SmallVector<ReduceOp> full, rows, cols;
+  for (ReduceOp reduce : body.getOps<ReduceOp>()) {
+    if (!reduce.getAxis()) {
+      full.push_back(reduce);
+      continue;
+    }
+    int64_t axis = *constantInt(reduce.getAxis());
+    int64_t rank = cast<SymbolicTensorType>(reduce.getInput().getType())
+                       .getRank();
+    // Along the last axis a row reduces to one value; along the first of
+    // two, a column does.
+    bool alongRows = rank == 2 && (axis == 0 || axis == -2);
+    (alongRows ? cols : rows).push_back(reduce);
+  }
+  bool spaceOutputs = llvm::any_of(yield.getValues(), [&](Value v) {
+    return !v.getDefiningOp<ReduceOp>() && isTensor(v);
+  });
+  int64_t partials = 0;
+  for (ReduceOp reduce : full) {
+    auto slot = cast<BufferAttr>(
+        reduce->getAttrOfType<ArrayAttr>("optgen.buffers")[0]);
+    auto shape = cast<SlotAttr>(workspace[slot.getIndex()]).getShape();
+    int64_t count = cast<IntegerAttr>(shape.getDims()[0]).getInt();
+    if (partials && count != partials)
+      return unsupported(reduce, "full reductions of one kernel with "
+                                 "different numbers of partial sums");
+    partials = count;
+  }
+  auto resultOf = [&](ReduceOp reduce) {
+    return kernel.getResult(llvm::find(yield.getValues(), reduce.getResult()) -
+                            yield.getValues().begin());
+  };
+  auto slotOfResult = [&](Value result) {
+    auto k = cast<KernelOp>(result.getDefiningOp());
+    auto buffer = cast<BufferAttr>(k->getAttrOfType<ArrayAttr>(
+        "optgen.buffers")[cast<OpResult>(result).getResultNumber()]);
+    return pointerOf(buffer);
+  };
+
+  // Prints one launch's kernel: `pass` decides which elements a thread
+  // visits and what it does with them.
+  auto emitPass = [&](Pass pass, StringRef name) -> LogicalResult {
+    BodyPrinter p(os, options);
+    os << "__global__ void __launch_bounds__(" << kBlockThreads << ") " << name
+       << "(const optgen::runtime::DeviceCall call, const " << ident
+       << "_slots slots) {\n";
+    p.line() << "const int member = static_cast<int>(blockIdx.y);\n";
+    p.line() << "float *const workspace = call.workspace + member * "
+                "call.workspacePerMember;\n";
+    p.line() << "static_cast<void>(workspace);\n";
+    auto dim = [&](Value tensor, Value axis) {
+      auto type = cast<SymbolicTensorType>(tensor.getType());
+      auto [r, c] = rowsCols(type);
+      std::optional<int64_t> known = constantInt(axis);
+      bool first = type.getRank() == 2 && known && (*known == 0 || *known == -2);
+      return first ? r : c;
+    };
+    auto numel = [&](Value tensor) {
+      auto [r, c] = rowsCols(cast<SymbolicTensorType>(tensor.getType()));
+      return r + " * " + c;
+    };
+    // What this launch computes: its stores' values and its reductions'
+    // inputs, and what those are computed from.
+    SmallVector<ReduceOp> mine = pass == Pass::Space  ? full
+                                 : pass == Pass::Rows ? rows
+                                                      : cols;
+    SmallVector<Value> sinks;
+    if (pass == Pass::Space)
+      for (Value value : yield.getValues())
+        if (!value.getDefiningOp<ReduceOp>() && isTensor(value))
+          sinks.push_back(value);
+    for (ReduceOp reduce : mine)
+      sinks.push_back(reduce.getInput());
+    llvm::SmallPtrSet<Operation *, 16> needed = bodySlice(kernel, sinks);
+    if (failed(emitPrologue(p, rule, kernel, needed, slotOfResult, dim,
+                            numel)))
+      return failure();
+    p.line() << "const int64_t R = " << R << ", C = " << C << ";\n";
+    p.line() << "static_cast<void>(R);\n";
+    p.line() << "static_cast<void>(C);\n";
+
+    // Memory: inputs and outputs as pointers of their storage.
+    llvm::DenseMap<Attribute, std::string> pointers;
+    auto pointerFor = [&](BufferAttr buffer) {
+      auto [it, inserted] = pointers.try_emplace(buffer, "");
+      if (inserted) {
+        it->second = p.names.unique(bufferName(rule, buffer));
+        std::string type = storageOf(buffer);
+        p.line() << (buffer.getKind() == BufferKind::grad ? "const " : "")
+                 << type << " *const " << it->second << " = "
+                 << pointerOf(buffer) << ";\n";
+      }
+      return it->second;
+    };
+    // The element of `v` at (i, j) of the space: itself, or a broadcast
+    // row or column, as its type says.
+    auto load = [&](Value v) {
+      std::string ptr = pointerFor(getBuffer(v));
+      auto type = cast<SymbolicTensorType>(v.getType());
+      auto [r, c] = rowsCols(type);
+      bool rowsOne = r == "int64_t{1}", colsOne = c == "int64_t{1}";
+      // A broadcast tensor is a column ([R, 1]), a row ([1, C]) or one
+      // value (its type says which).
+      std::string at;
+      if (type == space || (r == R && c == C))
+        at = ptr + "[i * C + j]";
+      else if (rowsOne && colsOne)
+        at = ptr + "[0]";
+      else if (colsOne)
+        at = ptr + "[i]";
+      else if (rowsOne)
+        at = ptr + "[j]";
+      else
+        at = ptr + "[i * " + c + " + j]";
+      std::string value = "static_cast<float>(" + at + ")";
+      if (getElementTypeOrSelf(type).isInteger(1))
+        return "(" + at + " != 0.0f)";
+      return value;
+    };
+    // Every pointer this launch reads or writes, declared before its loop.
+    for (Value input : inputs)
+      if (llvm::any_of(input.getUsers(), [&](Operation *user) {
+            return needed.contains(user) ||
+                   llvm::is_contained(mine, dyn_cast<ReduceOp>(user));
+          }))
+        pointerFor(getBuffer(input));
+    SmallVector<std::pair<Value, std::string>> stores; // value, pointer
+    if (pass == Pass::Space)
+      for (auto [value, buffer] : llvm::zip(yield.getValues(), buffers))
+        if (!value.getDefiningOp<ReduceOp>() && isTensor(value))
+          stores.push_back({value, pointerFor(cast<BufferAttr>(buffer))});
+
+    SmallVector<std::string> accs;
+    for (ReduceOp reduce : mine) {
+      std::string acc = p.names.unique("acc");
+      std::string init = reduce.getKind() == ReduceKind::max
+                             ? "-INFINITY"
+                             : "0.0f";
+      p.line() << "float " << acc << " = " << init << ";\n";
+      accs.push_back(acc);
+    }
+
+    // The loop over this thread's elements.
+    switch (pass) {
+    case Pass::Space:
+      p.line() << "for (int64_t k = int64_t{blockIdx.x} * blockDim.x + "
+                  "threadIdx.x; k < R * C;\n";
+      p.line() << "     k += int64_t{gridDim.x} * blockDim.x) {\n";
+      ++p.indent;
+      p.line() << "const int64_t i = k / C, j = k % C;\n";
+      break;
+    case Pass::Rows:
+      p.line() << "const int64_t i = blockIdx.x;\n";
+      p.line() << "for (int64_t j = threadIdx.x; j < C; j += blockDim.x) {\n";
+      ++p.indent;
+      break;
+    case Pass::Cols:
+      p.line() << "const int64_t j = int64_t{blockIdx.x} * blockDim.x + "
+                  "threadIdx.x;\n";
+      p.line() << "for (int64_t i = 0; j < C && i < R; ++i) {\n";
+      ++p.indent;
+      break;
+    }
+    llvm::DenseMap<Value, std::string> element;
+    auto elementOf = [&](Value v) -> std::string {
+      auto it = element.find(v);
+      if (it != element.end())
+        return it->second;
+      if (isTensor(v))
+        return load(v);
+      return p.exprs.lookup(v);
+    };
+    p.lastLine = 0;
+    for (Operation &op : body) {
+      if (isa<YieldOp>(op) ||
+          (!needed.contains(&op) && !isa<ReduceOp>(op)))
+        continue;
+      if (auto reduce = dyn_cast<ReduceOp>(op)) {
+        auto at = llvm::find(mine, reduce);
+        if (at == mine.end())
+          continue;
+        const std::string &acc = accs[at - mine.begin()];
+        std::string v = elementOf(reduce.getInput());
+        switch (reduce.getKind()) {
+        case ReduceKind::sum:
+        case ReduceKind::mean:
+          p.line() << acc << " += " << v << ";\n";
+          break;
+        case ReduceKind::norm:
+          p.line() << acc << " += " << v << " * " << v << ";\n";
+          break;
+        case ReduceKind::max:
+          p.line() << acc << " = " << acc << " < " << v << " ? " << v << " : "
+                   << acc << ";\n";
+          break;
+        }
+        continue;
+      }
+      p.noteSource(&op);
+      SmallVector<std::string> operands;
+      for (Value operand : op.getOperands())
+        operands.push_back(elementOf(operand));
+      std::string expr = elementExpression(&op, operands);
+      if (expr.empty())
+        return unsupported(&op, "this op inside a kernel");
+      Value result = op.getResult(0);
+      std::string name = p.nameFor(result, "e");
+      p.line() << "const " << cType(getElementTypeOrSelf(result.getType()))
+               << " " << name << " = " << expr << ";\n";
+      element[result] = name;
+    }
+    // Stores last: a result written in place must not clobber an input
+    // element that a later op of this element still reads.
+    for (auto [value, pointer] : stores) {
+      std::string v = elementOf(value);
+      if (getElementTypeOrSelf(value.getType()).isInteger(1))
+        v = "(" + v + " ? 1.0f : 0.0f)";
+      p.line() << pointer << "[i * C + j] = " << v << ";\n";
+    }
+    --p.indent;
+    p.line() << "}\n";
+
+    // Each reduction's value: a block's partial sum, a row's or a column's.
+    auto combine = [](ReduceOp reduce) {
+      return reduce.getKind() == ReduceKind::max ? "optgen::runtime::Max"
+                                                 : "optgen::runtime::Sum";
+    };
+    auto finish = [&](ReduceOp reduce, const std::string &acc,
+                      const std::string &count) {
+      std::string v = acc;
+      if (reduce.getKind() == ReduceKind::mean)
+        v = "(" + acc + " / static_cast<float>(" + count + "))";
+      if (reduce.getKind() == ReduceKind::norm)
+        v = "std::sqrt(" + acc + ")";
+      return rounded(v, getElementTypeOrSelf(reduce.getType()));
+    };
+    for (auto [reduce, acc] : llvm::zip(mine, accs)) {
+      switch (pass) {
+      case Pass::Space: {
+        std::string partial = pointerOf(cast<BufferAttr>(
+            reduce->getAttrOfType<ArrayAttr>("optgen.buffers")[0]));
+        p.line() << acc << " = optgen::runtime::blockReduce<" << kBlockThreads
+                 << ">(" << acc << ", " << combine(reduce) << "());\n";
+        p.line() << "if (threadIdx.x == 0)\n";
+        p.line() << "  " << partial << "[blockIdx.x] = " << acc << ";\n";
+        break;
+      }
+      case Pass::Rows: {
+        std::string out = pointerFor(cast<BufferAttr>(
+            buffers[cast<OpResult>(resultOf(reduce)).getResultNumber()]));
+        p.line() << acc << " = optgen::runtime::blockReduce<" << kBlockThreads
+                 << ">(" << acc << ", " << combine(reduce) << "());\n";
+        p.line() << "if (threadIdx.x == 0)\n";
+        p.line() << "  " << out << "[i] = " << finish(reduce, acc, "C")
+                 << ";\n";
+        break;
+      }
+      case Pass::Cols: {
+        std::string out = pointerFor(cast<BufferAttr>(
+            buffers[cast<OpResult>(resultOf(reduce)).getResultNumber()]));
+        p.line() << "if (j < C)\n";
+        p.line() << "  " << out << "[j] = " << finish(reduce, acc, "R")
+                 << ";\n";
+        break;
+      }
+      }
+    }
+    os << "}\n\n";
+
+    // Its launch.
+    llvm::raw_string_ostream ls(launches);
+    std::string grid;
+    switch (pass) {
+    case Pass::Space:
+      grid = partials ? "dim3(" + std::to_string(partials) + ", call.members)"
+                      : "spaceGrid(" + R + " * " + C + ")";
+      break;
+    case Pass::Rows:
+      grid = "dim3(static_cast<unsigned>(" + R + "), call.members)";
+      break;
+    case Pass::Cols:
+      grid = "dim3(static_cast<unsigned>((" + C + " + " +
+             std::to_string(kBlockThreads - 1) + ") / " +
+             std::to_string(kBlockThreads) + "), call.members)";
+      break;
+    }
+    ls << "  " << name << "<<<" << grid << ", " << kBlockThreads
+       << ", 0, call.stream>>>(call, slots);\n";
+    ls << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
+       << cppString(("launching " + name).str()) << ");\n";
+    return success();
+  };
+
+  if (spaceOutputs || !full.empty() || (rows.empty() && cols.empty()))
+    if (failed(emitPass(Pass::Space, kernelName)))
+      return failure();
+  if (!rows.empty() && failed(emitPass(Pass::Rows, (kernelName + "_rows").str())))
+    return failure();
+  if (!cols.empty() && failed(emitPass(Pass::Cols, (kernelName + "_cols").str())))
+    return failure();
+
+  // The full reductions' second launch: per member, its blocks' partial
+  // sums in a fixed order, finished into the result's slot.
+  if (!full.empty()) {
+    std::string name = (kernelName + "_finish").str();
+    os << "__global__ void __launch_bounds__(" << kBlockThreads << ") " << name
+       << "(const optgen::runtime::DeviceCall call, const " << ident
+       << "_slots slots) {\n";
+    os << "  const int member = static_cast<int>(blockIdx.y);\n";
+    os << "  float *const workspace = call.workspace + member * "
+          "call.workspacePerMember;\n";
+    os << "  const int64_t R = " << R << ", C = " << C << ";\n";
+    os << "  static_cast<void>(R);\n  static_cast<void>(C);\n";
+    for (auto [index, reduce] : llvm::enumerate(full)) {
+      std::string partial = pointerOf(cast<BufferAttr>(
+          reduce->getAttrOfType<ArrayAttr>("optgen.buffers")[0]));
+      std::string combineWith = reduce.getKind() == ReduceKind::max
+                                    ? "optgen::runtime::Max"
+                                    : "optgen::runtime::Sum";
+      Value result = resultOf(reduce);
+      std::string out = slotOfResult(result);
+      std::string acc = "acc" + std::to_string(index);
+      os << "  {\n";
+      os << "    float " << acc << " = "
+         << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f")
+         << ";\n";
+      os << "    for (int b = threadIdx.x; b < " << partials
+         << "; b += blockDim.x)\n";
+      os << "      " << acc << " = " << combineWith << "()(" << acc << ", "
+         << partial << "[b]);\n";
+      os << "    " << acc << " = optgen::runtime::blockReduce<" << kBlockThreads
+         << ">(" << acc << ", " << combineWith << "());\n";
+      std::string v = acc;
+      if (reduce.getKind() == ReduceKind::mean)
+        v = "(" + acc + " / static_cast<float>(R * C))";
+      if (reduce.getKind() == ReduceKind::norm)
+        v = "std::sqrt(" + acc + ")";
+      os << "    if (threadIdx.x == 0)\n";
+      os << "      *" << out << " = "
+         << rounded(v, getElementTypeOrSelf(reduce.getType())) << ";\n";
+      os << "  }\n";
+    }
+    os << "}\n\n";
+    llvm::raw_string_ostream ls(launches);
+    ls << "  " << name << "<<<dim3(1, call.members), " << kBlockThreads
+       << ", 0, call.stream>>>(call, slots);\n";
+    ls << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
+       << cppString("launching " + name) << ");\n";
+  }
   return success();
 }
 
@@ -466,33 +1027,52 @@ void CudaRuleEmitter::emitLaunch() {
   os << "// Rule '" << commentText(rule.getSymName()) << "'";
   if (file)
     os << ", " << options.specName << ":" << file->getLine();
-  os << ": every member of the call, one launch per kernel.\n";
+  os << ": every member of the call, one launch after another.\n";
   os << "void launch_" << ident
      << "(const optgen::runtime::DeviceCall &call) {\n";
   os << "  if (call.members == 0)\n    return;\n";
-  os << "  const int64_t perBlock = int64_t{" << kBlockThreads << "} * "
-     << kVectorWidth << ";\n";
-  os << "  const dim3 grid(static_cast<unsigned>(std::clamp<int64_t>("
-        "(call.maxNumel + perBlock - 1) / perBlock, 1, "
-     << kMaxBlocksPerMember << ")),\n"
-     << "                 static_cast<unsigned>(call.members));\n";
-  for (const std::string &kernel : kernelNames) {
-    os << "  " << kernel << "<<<grid, " << kBlockThreads
-       << ", 0, call.stream>>>(call);\n";
-    os << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
-       << cppString("launching " + kernel) << ");\n";
+  if (elementwise) {
+    os << "  const int64_t perBlock = int64_t{" << kBlockThreads << "} * "
+       << kVectorWidth << ";\n";
+    os << "  const dim3 grid(static_cast<unsigned>(std::clamp<int64_t>("
+          "(call.maxNumel + perBlock - 1) / perBlock, 1, "
+       << kMaxBlocksPerMember << ")),\n"
+       << "                 static_cast<unsigned>(call.members));\n";
+  } else {
+    os << "  " << ident << "_slots slots{};\n";
+    if (!workspace.empty())
+      os << "  workspace_layout_" << ident
+         << "(call.rows, call.cols, slots.at);\n";
+    os << "  // A grid-stride launch over `elements` of every member.\n";
+    os << "  auto spaceGrid = [&](int64_t elements) {\n";
+    os << "    return dim3(static_cast<unsigned>(std::clamp<int64_t>("
+          "(elements + "
+       << kBlockThreads - 1 << ") / " << kBlockThreads << ", 1, "
+       << kMaxBlocksPerMember << ")),\n"
+       << "                static_cast<unsigned>(call.members));\n";
+    os << "  };\n";
+    os << "  static_cast<void>(spaceGrid);\n";
   }
+  os << launches;
   os << "}\n\n";
 }
 
 LogicalResult CudaRuleEmitter::emit(RuleStepFunctions &step) {
   if (failed(check()))
     return failure();
-  for (auto [i, kernel] : llvm::enumerate(kernels)) {
-    kernelNames.push_back(ident + "_kernel" + std::to_string(i));
-    if (failed(emitKernel(kernel, kernelNames.back())))
-      return failure();
+  if (!elementwise) {
+    // The workspace slots' offsets, which the host computes once per launch
+    // and every kernel receives by value.
+    os << "// Where each workspace slot of rule '"
+       << commentText(rule.getSymName())
+       << "' starts, in floats from a member's workspace.\n";
+    os << "struct " << ident << "_slots {\n";
+    os << "  int64_t at[" << std::max<size_t>(workspace.size(), 1) << "];\n";
+    os << "};\n\n";
   }
+  for (auto [i, kernel] : llvm::enumerate(kernels))
+    if (failed(emitKernel(kernel, i)))
+      return failure();
   emitLaunch();
   step.launch = "launch_" + ident;
   return success();
