@@ -2,16 +2,17 @@
 //
 // Generated CUDA code includes this one header: the optimizer its class
 // derives from (the device-agnostic front on the CUDA executor), what its
-// launch functions receive (DeviceCall.h), and the element math and bf16
-// rounding its kernels call (ElementMath.h, Float16.h), so that a device
-// computes what the host does. The cpu component's Optimizer.h is its host
-// peer.
+// launch functions receive (DeviceCall.h) and check their launches with
+// (CudaCheck.h), and the element math and bf16 rounding its kernels call
+// (ElementMath.h, Float16.h), so that a device computes what the host does.
+// The cpu component's Optimizer.h is its host peer.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef OPTGEN_RUNTIME_CUDAOPTIMIZER_H
 #define OPTGEN_RUNTIME_CUDAOPTIMIZER_H
 
+#include "optgen/runtime/CudaCheck.h"
 #include "optgen/runtime/CudaExecutor.h"
 #include "optgen/runtime/DeviceCall.h"
 #include "optgen/runtime/ElementMath.h"
