@@ -8,6 +8,8 @@
 
 #include "optgen/runtime/CudaCheck.h"
 
+#include "CudaTestRules.h"
+
 #include "optgen/runtime/Error.h"
 
 #include <gtest/gtest.h>
@@ -38,6 +40,21 @@ TEST(CudaCheckTest, ASuccessPassesAndAFailureThrowsError) {
               describeCudaError(cudaErrorLaunchFailure,
                                 "cudaErrorLaunchFailure", "unit 2 (local)"));
   }
+}
+
+TEST(CudaCheckTest, AFailedLaunchNamesItsKernel) {
+  try {
+    optgen::runtime::test::launchTooManyThreads();
+    FAIL() << "no Error";
+  } catch (const Error &error) {
+    // cudaErrorInvalidConfiguration on a GPU; without one, what cudart
+    // says of its absence.
+    std::string message = error.what();
+    EXPECT_EQ(message.rfind("kernel 'emptyKernel': its launch failed: cuda", 0),
+              0u)
+        << message;
+  }
+  cudaGetLastError(); // the next test starts without it
 }
 
 } // namespace

@@ -48,7 +48,14 @@ void launch(const DeviceCall &call, int64_t numel) {
   momentumKernel<<<grid, threads, 0, call.stream>>>(call, numel);
 }
 
+__global__ void emptyKernel() {}
+
 } // namespace
+
+void launchTooManyThreads() {
+  emptyKernel<<<1, 4096>>>();
+  checkLaunch("emptyKernel");
+}
 
 void launchMomentum(const DeviceCall &call) { launch(call, 0); }
 

@@ -26,6 +26,10 @@ void launchMomentum(const DeviceCall &call);
 /// (rows x cols floats per member).
 void launchMomentumMatrix(const DeviceCall &call);
 
+/// Launches a kernel with more threads per block than any GPU has, which
+/// fails (without a GPU too), and checks it with checkLaunch().
+void launchTooManyThreads();
+
 } // namespace optgen::runtime::test
 
 #endif // OPTGEN_RUNTIME_TEST_CUDATESTRULES_H

@@ -36,6 +36,16 @@ inline void checkCuda(cudaError_t result, std::string_view call,
     throwCudaError(result, call, context);
 }
 
+/// After a kernel's launch in generated code: throws Error naming `kernel`
+/// when the launch failed (cudaGetLastError). The executor adds the unit
+/// and its parameters to the message.
+inline void checkLaunch(const char *kernel) {
+  cudaError_t result = cudaGetLastError();
+  if (result != cudaSuccess)
+    throwCudaError(result, "its launch",
+                   std::string("kernel '") + kernel + "'");
+}
+
 } // namespace optgen::runtime
 
 /// checkCuda on `expression`, a CUDA runtime call, named by its own text.
