@@ -72,15 +72,6 @@ struct Unit {
   RequestPtr reduction, gather;
 };
 
-std::pair<int64_t, int64_t> asRowsCols(const std::vector<int64_t> &shape) {
-  if (shape.size() == 2)
-    return {shape[0], shape[1]};
-  int64_t numel = 1;
-  for (int64_t d : shape)
-    numel *= d;
-  return {1, numel};
-}
-
 /// The threads a parallel region may have, and this one's number in it.
 int maxThreads() {
 #ifdef _OPENMP

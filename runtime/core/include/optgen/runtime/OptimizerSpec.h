@@ -44,6 +44,19 @@ struct RuleCall {
   float *workspace;
 };
 
+/// The rows x cols a rule sees a parameter of `shape` as (RuleCall,
+/// DeviceCall): a matrix as itself, a parameter of any other rank as one
+/// row of its elements.
+inline std::pair<int64_t, int64_t>
+asRowsCols(const std::vector<int64_t> &shape) {
+  if (shape.size() == 2)
+    return {shape[0], shape[1]};
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  return {1, numel};
+}
+
 struct HyperSpec {
   const char *name;
   int size;   ///< 1, or the number of values of a tuple

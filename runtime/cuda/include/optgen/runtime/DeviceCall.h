@@ -10,6 +10,25 @@
 // step counts) is read from device memory that the executor refreshes before
 // each step.
 //
+// What a launch function may do, so that a graph captured from its first
+// call replays it correctly: enqueue kernels (any number) on `stream` and
+// nothing else; decide them from the host fields below alone, which never
+// change (but for the stream, which setStream() may replace); read the
+// hyperparameters and step counts only in device code. It must not
+// synchronise, allocate or free memory, copy to or from the host, or use
+// another stream (during capture these fail, or escape the graph). Where
+// the host's arithmetic must be matched bit for bit, kernels compute in f32
+// without contraction into fused multiply-adds (nvcc contracts a * b + c by
+// default; __fmul_rn and __fadd_rn never are), and round to bf16 with
+// Float16.h. A member with no elements is stepped with the others; a unit
+// whose members all have none is not launched.
+//
+// Alignment: the executor's memory (f32 staging of bf16 parameters and
+// gradients, each state's [K, rows, cols] array, each member's workspace)
+// starts 256-byte aligned, but a member's slice of a state is at m * rows
+// * cols floats, and an f32 parameter or gradient is the caller's memory,
+// aligned to 4 bytes only: test a pointer before loading it as float4.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef OPTGEN_RUNTIME_DEVICECALL_H
@@ -28,11 +47,15 @@ struct DeviceCall {
   /// The largest member's elements: a launch's grid covers it.
   int64_t maxNumel = 0;
   /// A rule that is not elementwise steps members of one shape: that shape
-  /// (rank values), seen as rows x cols as RuleCall does. An elementwise
-  /// rule's members may differ in shape: rank is 0 then and numels says.
+  /// (rank values in host memory, null when rank is 0), seen as rows x cols
+  /// as RuleCall does (asRowsCols). An elementwise rule's members may differ
+  /// in shape: then shape is null, rank 0 and rows = cols = 0, and numels
+  /// says (a unit of scalars has rank 0 too, but rows = cols = 1).
   const int64_t *shape = nullptr;
   int rank = 0;
   int64_t rows = 0, cols = 0;
+  /// Where to enqueue: the executor's stream (the caller's, or its own).
+  /// A replayed graph runs on whatever stream is current then.
   cudaStream_t stream = nullptr;
 
   // --- Device memory: arrays of `members` entries (states: of
@@ -49,8 +72,11 @@ struct DeviceCall {
   const int64_t *steps = nullptr;
   /// The group's hyperparameter values, laid out by HyperSpec::offset.
   const double *hypers = nullptr;
-  /// RuleSpec::workspaceElements(shape, rank) f32 per member, contiguous,
-  /// 256-byte aligned per member; contents undefined at every call.
+  /// RuleSpec::workspaceElements(shape, rank) f32 per member (the largest
+  /// member's, for members of several shapes): member m's at workspace + m
+  /// * workspacePerMember, that stride a multiple of 64 floats (256 bytes).
+  /// Contents undefined at every call (units share it); null, and the
+  /// stride 0, when the rule needs none.
   float *workspace = nullptr;
   int64_t workspacePerMember = 0;
 };

@@ -1,0 +1,82 @@
+//===- CudaExecutor.h - Steps on one CUDA GPU -------------------*- C++ -*-===//
+//
+// The executor of generated CUDA code: the peer of the host executor
+// (HostExecutor.h) on the GPU that is current when the optimizer is
+// finalized. Everything a step needs lives in device memory from cudaMalloc,
+// allocated once at prepare(), never inside a step:
+//
+// - per unit, each state as one [K, stateRows, stateCols] array (zeroed);
+// - f32 staging of bf16 parameters and gradients (one unit's worth, as
+//   units run one after another on one stream);
+// - the rules' workspace (RuleSpec::workspaceElements per member, 256-byte
+//   aligned per member; one unit's worth);
+// - every unit's DeviceCall tables (pointers per member, element counts)
+//   and conversion lists;
+// - one buffer of every group's hyperparameters and every parameter's step
+//   count, refreshed by one host-to-device copy at the start of each step.
+//
+// A step: beginStep() enqueues that copy; compute(unit) enqueues the unit's
+// bf16 widening, the rule's launch (RuleSpec::launch, with the unit's
+// DeviceCall) and the narrowing of the updated bf16 parameters into the
+// caller's memory; endStep() checks that every unit was computed. Nothing
+// in a step waits for the GPU.
+//
+// CUDA graphs. The first step's device work is captured as a CUDA graph
+// (stream capture from after the hyperparameter copy to endStep()), which
+// endStep() then launches; later steps check the primitives' order against
+// the captured one and launch the graph in endStep(). The hyperparameter
+// copy stays outside the graph, so setHyper() and loadState() take effect
+// without a new capture. Every pointer the graph holds is fixed at
+// prepare(), the caller's parameters and gradients included: they must not
+// move while the optimizer lives. Graphs are on unless the environment
+// variable OPTGEN_CUDA_GRAPHS is "0" when the executor is made, or
+// setGraphs(false) is called; without them every step launches its kernels
+// itself, which, with CUDA_LAUNCH_BLOCKING=1, makes a faulting kernel's
+// error name its unit (a fault inside a graph surfaces at a later CUDA call).
+//
+// Streams. A step runs on the caller's stream (setStream()), ordered after
+// the work the caller enqueued there before step() and before what it
+// enqueues after. Without one (or with the legacy default stream), the
+// executor runs on a non-blocking stream of its own, which waits, through
+// events, for the legacy default stream's earlier work and which that
+// stream's later work waits for: step() behaves as work on the default
+// stream would, and can still be captured. readState() and writeState()
+// synchronise the stream.
+//
+// On one rank (or without `distribute zero2`) a step is all Local units.
+// The distributed step (Small, Flat and Owned units, over NCCL) is not
+// built yet: prepare() rejects it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OPTGEN_RUNTIME_CUDAEXECUTOR_H
+#define OPTGEN_RUNTIME_CUDAEXECUTOR_H
+
+#include "optgen/runtime/Executor.h"
+
+#include <cuda_runtime.h>
+
+#include <memory>
+
+namespace optgen::runtime {
+
+class CudaExecutor : public Executor {
+public:
+  /// The stream later steps run on (null: the executor's own, see the file
+  /// comment); called between steps. Work already enqueued on the previous
+  /// stream is ordered before the next step. The stream must outlive the
+  /// executor, or be replaced before it is destroyed (which waits for it).
+  virtual void setStream(cudaStream_t stream) = 0;
+  /// Whether steps run as a CUDA graph (the default unless
+  /// OPTGEN_CUDA_GRAPHS=0); called between steps. Turning graphs off drops
+  /// the captured graph; turning them on captures the next step.
+  virtual void setGraphs(bool enabled) = 0;
+};
+
+/// An executor for the current CUDA device. Touches no device until
+/// prepare().
+std::unique_ptr<CudaExecutor> makeCudaExecutor();
+
+} // namespace optgen::runtime
+
+#endif // OPTGEN_RUNTIME_CUDAEXECUTOR_H

@@ -1,0 +1,520 @@
+//===- CudaExecutorTest.cpp - The CUDA executor against the host one ------===//
+//
+// The same optimizer tables, with host rules on the host executor and
+// hand-written kernels (CudaTestRules.cu) on the CUDA executor, must step
+// the same parameters to the same bits, f32 and bf16, with and without CUDA
+// graphs, with hyperparameters changed between steps (a graph replayed must
+// see them); checkpoints must not depend on the executor. What prepare()
+// rejects before touching a device is tested everywhere; the rest skips
+// itself without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaTestRules.h"
+
+#include "optgen/runtime/CudaCheck.h"
+#include "optgen/runtime/CudaOptimizer.h"
+#include "optgen/runtime/Error.h"
+#include "optgen/runtime/Optimizer.h"
+#include "optgen/runtime/Safetensors.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+using namespace optgen::runtime;
+using namespace optgen::runtime::test;
+
+namespace {
+
+bool haveCudaDevice() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+#define SKIP_WITHOUT_CUDA_DEVICE()                                             \
+  if (!haveCudaDevice())                                                       \
+  GTEST_SKIP() << "no CUDA device: skipped"
+
+/// The host's version of CudaTestRules.cu's kernels, operation for
+/// operation (this file is compiled without contraction into FMAs).
+void stepMomentum(const RuleCall &call) {
+  float momentum = static_cast<float>(call.hypers[kMomentumAt]);
+  float lo = static_cast<float>(call.hypers[kClipAt]);
+  float hi = static_cast<float>(call.hypers[kClipAt + 1]);
+  float scale =
+      static_cast<float>(call.hypers[kLrAt]) / static_cast<float>(call.step);
+  float *velocity = call.states[0];
+  for (int64_t i = 0; i < call.rows * call.cols; ++i) {
+    float g = maximum(lo, minimum(hi, call.grad[i]));
+    float v = momentum * velocity[i] + g;
+    velocity[i] = v;
+    float update = scale * v;
+    if (call.workspace) {
+      call.workspace[i] = update;
+      update = call.workspace[i];
+    }
+    call.param[i] = call.param[i] - update;
+  }
+}
+
+void velocityShape(const int64_t *shape, int rank, int64_t *rows,
+                   int64_t *cols) {
+  std::tie(rows[0], cols[0]) =
+      asRowsCols(std::vector<int64_t>(shape, shape + rank));
+}
+
+int64_t matrixWorkspace(const int64_t *shape, int) {
+  return shape[0] * shape[1];
+}
+
+/// Elementwise momentum for every parameter, and a matrix version of it
+/// (members of one shape, a workspace) for the "w" ones: on the host, or
+/// on a CUDA device.
+OptimizerSpec momentumSpec(bool onDevice) {
+  std::vector<HyperSpec> hypers = {
+      {"momentum", 1, kMomentumAt, false, true, {0.9}},
+      {"lr", 1, kLrAt, false, true, {0.1}},
+      {"clip", 2, kClipAt, false, true, {-1.0, 1.0}}};
+  auto rule = [&](const char *name, int rank, bool elementwise,
+                  void (*launch)(const DeviceCall &)) {
+    RuleSpec spec{name,          rank,
+                  hypers,        {"velocity"},
+                  velocityShape, onDevice ? nullptr : stepMomentum,
+                  elementwise,   elementwise ? nullptr : matrixWorkspace};
+    spec.launch = onDevice ? launch : nullptr;
+    return spec;
+  };
+  OptimizerSpec spec;
+  spec.name = "momentum";
+  spec.rules = {rule("momentum", -1, true, launchMomentum),
+                rule("momentum_matrix", 2, false, launchMomentumMatrix)};
+  spec.groups = {{"matrices", 1, {"w*"}, nullptr, {{"lr", {0.05}}}},
+                 {"rest", 0, {"*"}, nullptr, {}}};
+  spec.distribution = Distribution::None;
+  spec.smallNumel = 0;
+  return spec;
+}
+
+/// Parameters and gradients as host bytes of one dtype: a bucket of three
+/// matrices, a matrix alone, two vectors, a scalar and a rank-3 tensor.
+struct Model {
+  DType dtype;
+  std::vector<std::string> names = {"w0", "w1", "w2", "w3",
+                                    "b0", "b1", "s",  "e"};
+  std::vector<std::vector<int64_t>> shapes = {
+      {24, 40}, {24, 40}, {24, 40}, {7, 5}, {40}, {40}, {}, {3, 17, 29}};
+  std::vector<std::vector<unsigned char>> params, grads;
+
+  explicit Model(DType dtype) : dtype(dtype) {
+    for (size_t t = 0; t < names.size(); ++t) {
+      params.push_back(encode(t, [&](int64_t i) {
+        return std::sin(0.37f * static_cast<float>(i + 13 * t));
+      }));
+      grads.push_back({});
+    }
+    setGradients(0);
+  }
+  /// Gradients of step `step`, some beyond the clipping range.
+  void setGradients(int step) {
+    for (size_t t = 0; t < names.size(); ++t)
+      grads[t] = encode(t, [&](int64_t i) {
+        return 2.5f * std::cos(0.91f * static_cast<float>(i * 7 + t) +
+                               static_cast<float>(step));
+      });
+  }
+  std::vector<unsigned char> encode(size_t t,
+                                    const std::function<float(int64_t)> &f) {
+    int64_t numel = *checkedNumel(shapes[t]);
+    std::vector<float> values;
+    for (int64_t i = 0; i < numel; ++i)
+      values.push_back(f(i));
+    std::vector<unsigned char> bytes(static_cast<size_t>(numel) *
+                                     dtypeSize(dtype));
+    convertElements(values.data(), DType::F32, bytes.data(), dtype, numel);
+    return bytes;
+  }
+  TensorView view(std::vector<unsigned char> &bytes, size_t t) {
+    return {bytes.data(), dtype, shapes[t], Device::Host};
+  }
+};
+
+/// Device memory holding a copy of host bytes.
+struct DeviceBytes {
+  void *data = nullptr;
+  size_t size;
+  explicit DeviceBytes(const std::vector<unsigned char> &bytes)
+      : size(bytes.size()) {
+    OPTGEN_CUDA_CHECK(cudaMalloc(&data, size), "test memory");
+    upload(bytes);
+  }
+  ~DeviceBytes() { cudaFree(data); }
+  DeviceBytes(const DeviceBytes &) = delete;
+  DeviceBytes &operator=(const DeviceBytes &) = delete;
+  /// Ordered like work on the legacy default stream.
+  void upload(const std::vector<unsigned char> &bytes) {
+    OPTGEN_CUDA_CHECK(
+        cudaMemcpy(data, bytes.data(), size, cudaMemcpyHostToDevice), "test");
+  }
+  std::vector<unsigned char> download() const {
+    std::vector<unsigned char> bytes(size);
+    OPTGEN_CUDA_CHECK(
+        cudaMemcpy(bytes.data(), data, size, cudaMemcpyDeviceToHost), "test");
+    return bytes;
+  }
+};
+
+/// One model stepped on the host and on the CUDA device.
+struct HostAndDevice {
+  Model host, device;
+  /// Before the optimizer: freed after it.
+  std::vector<std::unique_ptr<DeviceBytes>> params, grads;
+  Optimizer hostOpt{momentumSpec(false)};
+  CudaOptimizer deviceOpt{momentumSpec(true)};
+
+  explicit HostAndDevice(DType dtype) : host(dtype), device(dtype) {
+    for (size_t t = 0; t < host.names.size(); ++t) {
+      params.push_back(std::make_unique<DeviceBytes>(device.params[t]));
+      grads.push_back(std::make_unique<DeviceBytes>(device.grads[t]));
+      hostOpt.addParameter(host.names[t], host.view(host.params[t], t),
+                           host.view(host.grads[t], t));
+      deviceOpt.addParameter(
+          device.names[t],
+          {params[t]->data, dtype, device.shapes[t], Device::Cuda},
+          {grads[t]->data, dtype, device.shapes[t], Device::Cuda});
+    }
+  }
+  void finalize() {
+    hostOpt.finalize();
+    deviceOpt.finalize();
+  }
+  /// Step `step` (0, 1, ...) on both, with that step's gradients.
+  void step(int step) {
+    host.setGradients(step);
+    device.setGradients(step);
+    for (size_t t = 0; t < grads.size(); ++t)
+      grads[t]->upload(device.grads[t]);
+    hostOpt.step();
+    deviceOpt.step();
+  }
+  void expectSameParameters() {
+    for (size_t t = 0; t < params.size(); ++t)
+      EXPECT_EQ(params[t]->download(), host.params[t])
+          << "parameter " << host.names[t];
+  }
+};
+
+/// Every tensor of two checkpoints, byte for byte.
+void expectSameCheckpoints(const std::string &a, const std::string &b) {
+  SafetensorsFile first = SafetensorsFile::open(a);
+  SafetensorsFile second = SafetensorsFile::open(b);
+  ASSERT_EQ(first.names(SafetensorsFile::NameOrder::Sorted),
+            second.names(SafetensorsFile::NameOrder::Sorted));
+  for (const std::string &name :
+       first.names(SafetensorsFile::NameOrder::Sorted)) {
+    TensorView x = first.view(name), y = second.view(name);
+    ASSERT_EQ(x.byteSize(), y.byteSize()) << name;
+    EXPECT_EQ(0, std::memcmp(x.data, y.data, x.byteSize())) << name;
+  }
+}
+
+using Variant = std::tuple<DType, bool>; // the dtype, CUDA graphs
+
+class CudaMatchesHost : public testing::TestWithParam<Variant> {};
+
+TEST_P(CudaMatchesHost, StepsSeeNewHyperparametersAndGiveTheHostsBits) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  auto [dtype, graphs] = GetParam();
+  HostAndDevice both(dtype);
+  both.deviceOpt.setGraphs(graphs);
+  both.finalize();
+  ASSERT_EQ(both.deviceOpt.schedule().units.size(), 5u);
+  EXPECT_EQ(both.deviceOpt.stateBytes(), both.hostOpt.stateBytes());
+  EXPECT_EQ(both.deviceOpt.bytesSent(), 0);
+  for (int step = 0; step < 5; ++step) {
+    for (OptimizerFront *opt :
+         {static_cast<OptimizerFront *>(&both.hostOpt),
+          static_cast<OptimizerFront *>(&both.deviceOpt)}) {
+      if (step == 2)
+        opt->setHyper("matrices", "lr", 0.02);
+      if (step == 3) {
+        opt->setHyper("rest", "clip", std::vector<double>{-0.5, 0.75});
+        opt->setHyper("matrices", "momentum", 0.5);
+      }
+    }
+    both.step(step);
+    both.expectSameParameters();
+  }
+  EXPECT_EQ(both.deviceOpt.stepCount("w1"), 5);
+  EXPECT_EQ(both.deviceOpt.stepCount("s"), 5);
+
+  std::string hostPath = testing::TempDir() + "/cuda_host.safetensors";
+  std::string devicePath = testing::TempDir() + "/cuda_device.safetensors";
+  both.hostOpt.saveState(hostPath);
+  both.deviceOpt.saveState(devicePath);
+  expectSameCheckpoints(hostPath, devicePath);
+  std::remove(hostPath.c_str());
+  std::remove(devicePath.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    DTypesAndGraphs, CudaMatchesHost,
+    testing::Combine(testing::Values(DType::F32, DType::BF16), testing::Bool()),
+    [](const testing::TestParamInfo<Variant> &info) {
+      return std::string(dtypeName(std::get<0>(info.param))) +
+             (std::get<1>(info.param) ? "Graphs" : "NoGraphs");
+    });
+
+TEST(CudaExecutorTest, ACheckpointRoundTripsThroughTheDevice) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  std::string path = testing::TempDir() + "/cuda_roundtrip.safetensors";
+  HostAndDevice saved(DType::F32);
+  saved.finalize();
+  saved.step(0);
+  saved.step(1);
+  saved.deviceOpt.saveState(path);
+
+  // A fresh device optimizer loads it and goes on as the host one does.
+  Model model(DType::F32);
+  model.params = saved.host.params;
+  std::vector<std::unique_ptr<DeviceBytes>> params, grads;
+  CudaOptimizer loaded(momentumSpec(true));
+  for (size_t t = 0; t < model.names.size(); ++t) {
+    params.push_back(std::make_unique<DeviceBytes>(model.params[t]));
+    grads.push_back(std::make_unique<DeviceBytes>(model.grads[t]));
+    loaded.addParameter(
+        model.names[t],
+        {params[t]->data, DType::F32, model.shapes[t], Device::Cuda},
+        {grads[t]->data, DType::F32, model.shapes[t], Device::Cuda});
+  }
+  loaded.finalize();
+  loaded.loadState(path);
+  EXPECT_EQ(loaded.stepCount("e"), 2);
+  saved.step(2);
+  model.setGradients(2);
+  for (size_t t = 0; t < grads.size(); ++t)
+    grads[t]->upload(model.grads[t]);
+  loaded.step();
+  for (size_t t = 0; t < params.size(); ++t)
+    EXPECT_EQ(params[t]->download(), saved.host.params[t])
+        << "parameter " << model.names[t];
+  std::remove(path.c_str());
+}
+
+TEST(CudaExecutorTest, StepsRunOnTheCallersStream) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  cudaStream_t stream = nullptr;
+  OPTGEN_CUDA_CHECK(cudaStreamCreate(&stream), "test stream");
+  {
+    HostAndDevice both(DType::BF16);
+    both.deviceOpt.setStream(stream); // before finalize()
+    both.finalize();
+    both.step(0);
+    both.expectSameParameters();
+    both.deviceOpt.setStream(nullptr); // its own again
+    both.step(1);
+    both.expectSameParameters();
+    both.deviceOpt.setStream(stream);
+    both.step(2);
+    both.expectSameParameters();
+    both.deviceOpt.setStream(nullptr); // the stream goes first
+  }
+  cudaStreamDestroy(stream);
+}
+
+/// A schedule compiled into the code: one elementwise unit whose members
+/// differ in shape (which the planner never makes), stepped by `step`.
+OptimizerSpec compiledSpec(bool onDevice, void (*step)(Executor &)) {
+  OptimizerSpec spec = momentumSpec(onDevice);
+  spec.groups = {{"rest", 0, {"*"}, nullptr, {}}};
+  spec.plannedParams = {{"b0", {40}, 0, -1}, {"e", {3, 17, 29}, 0, -1}};
+  spec.compiledSchedule = CompiledSchedule{
+      1, {{UnitKind::Local, 0, {0, 1}, {}, {}, DType::F32}}, step};
+  return spec;
+}
+
+void computeUnit0(Executor &x) { x.compute(0); }
+void computeNothing(Executor &) {}
+void computeTwice(Executor &x) {
+  x.compute(0);
+  x.compute(0);
+}
+
+TEST(CudaExecutorTest, AnElementwiseUnitMayMixShapes) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  Model host(DType::F32), device(DType::F32);
+  std::vector<std::unique_ptr<DeviceBytes>> params, grads;
+  Optimizer hostOpt(compiledSpec(false, computeUnit0));
+  CudaOptimizer deviceOpt(compiledSpec(true, computeUnit0));
+  for (size_t t : {4, 7}) { // b0, e
+    params.push_back(std::make_unique<DeviceBytes>(device.params[t]));
+    grads.push_back(std::make_unique<DeviceBytes>(device.grads[t]));
+    hostOpt.addParameter(host.names[t], host.view(host.params[t], t),
+                         host.view(host.grads[t], t));
+    deviceOpt.addParameter(
+        device.names[t],
+        {params.back()->data, DType::F32, device.shapes[t], Device::Cuda},
+        {grads.back()->data, DType::F32, device.shapes[t], Device::Cuda});
+  }
+  hostOpt.finalize();
+  deviceOpt.finalize();
+  for (int step = 0; step < 3; ++step) {
+    hostOpt.step();
+    deviceOpt.step();
+  }
+  EXPECT_EQ(params[0]->download(), host.params[4]);
+  EXPECT_EQ(params[1]->download(), host.params[7]);
+}
+
+/// The compiled step a test chooses.
+void (*compiledStep)(Executor &) = computeUnit0;
+void runCompiledStep(Executor &x) { compiledStep(x); }
+
+TEST(CudaExecutorTest, AStepOutOfOrderFailsAndTheNextOneRuns) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  for (bool graphs : {true, false}) {
+    Model device(DType::F32), host(DType::F32);
+    std::vector<std::unique_ptr<DeviceBytes>> params, grads;
+    Optimizer hostOpt(compiledSpec(false, runCompiledStep));
+    CudaOptimizer deviceOpt(compiledSpec(true, runCompiledStep));
+    deviceOpt.setGraphs(graphs);
+    for (size_t t : {4, 7}) {
+      params.push_back(std::make_unique<DeviceBytes>(device.params[t]));
+      grads.push_back(std::make_unique<DeviceBytes>(device.grads[t]));
+      hostOpt.addParameter(host.names[t], host.view(host.params[t], t),
+                           host.view(host.grads[t], t));
+      deviceOpt.addParameter(
+          device.names[t],
+          {params.back()->data, DType::F32, device.shapes[t], Device::Cuda},
+          {grads.back()->data, DType::F32, device.shapes[t], Device::Cuda});
+    }
+    hostOpt.finalize();
+    deviceOpt.finalize();
+    // The first step fails (while it is being captured, with graphs): it
+    // counts, as on the host, but steps nothing and leaves no capture open.
+    compiledStep = computeNothing;
+    EXPECT_THROW(hostOpt.step(), Error);
+    try {
+      deviceOpt.step();
+      FAIL() << "no Error";
+    } catch (const Error &error) {
+      EXPECT_EQ(std::string(error.what()),
+                "the step left unit 0 (local) incomplete: it was not "
+                "computed");
+    }
+    compiledStep = computeUnit0;
+    hostOpt.step();
+    deviceOpt.step();
+    EXPECT_EQ(params[0]->download(), host.params[4]) << graphs;
+    EXPECT_EQ(params[1]->download(), host.params[7]) << graphs;
+    EXPECT_EQ(deviceOpt.stepCount("e"), 2);
+
+    compiledStep = computeTwice;
+    try {
+      deviceOpt.step();
+      FAIL() << "no Error";
+    } catch (const Error &error) {
+      EXPECT_EQ(std::string(error.what()),
+                "unit 0 (local): compute after it was computed");
+    }
+    compiledStep = computeUnit0;
+    EXPECT_NO_THROW(deviceOpt.step());
+    EXPECT_EQ(deviceOpt.stepCount("e"), 4);
+  }
+}
+
+TEST(CudaExecutorTest, MemoryTaggedCudaMustBeOnTheDevice) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  std::vector<float> hostMemory(40, 0.0f);
+  CudaOptimizer opt(momentumSpec(true));
+  opt.addParameter("b0", {hostMemory.data(), DType::F32, {40}, Device::Cuda},
+                   {hostMemory.data(), DType::F32, {40}, Device::Cuda});
+  try {
+    opt.finalize();
+    FAIL() << "no Error";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("parameter 'b0' is tagged cuda but is host memory"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+// What prepare() rejects before it touches a device: these run everywhere.
+
+/// finalize()'s error for `spec` with parameter "w0" ([4, 4] f32) at `data`
+/// tagged `device`.
+std::string finalizeError(OptimizerSpec spec, void *data, Device device) {
+  CudaOptimizer opt(std::move(spec));
+  opt.addParameter("w0", {data, DType::F32, {4, 4}, device},
+                   {data, DType::F32, {4, 4}, device});
+  try {
+    opt.finalize();
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+TEST(CudaExecutorTest, HostMemoryIsRejectedBeforeTheDeviceIsTouched) {
+  std::vector<float> memory(16);
+  EXPECT_EQ(finalizeError(momentumSpec(true), memory.data(), Device::Host),
+            "parameter 'w0' is in host memory; the CUDA executor steps CUDA "
+            "memory");
+}
+
+TEST(CudaExecutorTest, ARuleCompiledForTheHostIsRejected) {
+  std::vector<float> memory(16); // never touched: its tag is enough
+  EXPECT_EQ(finalizeError(momentumSpec(false), memory.data(), Device::Cuda),
+            "parameter 'w0' runs rule 'momentum_matrix', which was compiled "
+            "for the host, not a CUDA device");
+}
+
+TEST(CudaExecutorTest, MemoryMisalignedForItsDTypeIsRejected) {
+  std::vector<float> memory(17);
+  void *odd = reinterpret_cast<unsigned char *>(memory.data()) + 2;
+  EXPECT_EQ(finalizeError(momentumSpec(true), odd, Device::Cuda),
+            "parameter 'w0' is not aligned to its F32 elements");
+}
+
+TEST(CudaExecutorTest, TheDistributedStepIsNotBuiltYet) {
+  std::vector<float> memory(16);
+  OptimizerSpec spec = momentumSpec(true);
+  spec.plannedParams = {{"w0", {4, 4}, 0, -1}};
+  spec.compiledSchedule = CompiledSchedule{
+      1, {{UnitKind::Small, 1, {0}, {}, {16}, DType::F32}}, computeUnit0};
+  EXPECT_EQ(finalizeError(spec, memory.data(), Device::Cuda),
+            "parameter 'w0' is in unit 0 (small) of the distributed (ZeRO-2) "
+            "step; the distributed CUDA step is not built yet (step on one "
+            "rank, or without `distribute zero2`)");
+}
+
+TEST(CudaExecutorTest, AMatrixRuleStepsMembersOfOneShape) {
+  std::vector<float> memory(16 + 6);
+  OptimizerSpec spec = momentumSpec(true);
+  spec.plannedParams = {{"w0", {4, 4}, 0, -1}, {"w1", {2, 3}, 0, -1}};
+  spec.compiledSchedule = CompiledSchedule{
+      1, {{UnitKind::Local, 1, {0, 1}, {}, {}, DType::F32}}, computeUnit0};
+  CudaOptimizer opt(std::move(spec));
+  opt.addParameter("w0", {memory.data(), DType::F32, {4, 4}, Device::Cuda},
+                   {memory.data(), DType::F32, {4, 4}, Device::Cuda});
+  opt.addParameter("w1", {memory.data() + 16, DType::F32, {2, 3}, Device::Cuda},
+                   {memory.data() + 16, DType::F32, {2, 3}, Device::Cuda});
+  try {
+    opt.finalize();
+    FAIL() << "no Error";
+  } catch (const Error &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "parameter 'w1' has shape [2, 3], but parameter 'w0' of the "
+              "same unit 0 (local) has shape [4, 4]; rule 'momentum_matrix' "
+              "is not elementwise, so it steps members of one shape");
+  }
+}
+
+} // namespace
