@@ -41,6 +41,7 @@ function(optgen_generate target spec)
     # As the generated CMakeLists.txt builds it.
     target_compile_options(${target} PRIVATE --fmad=false -Werror=all-warnings
       -Xcompiler=-Wall,-Wextra)
+    set_target_properties(${target} PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
     if(ARG_RUNNER)
       add_executable(${target}_runner "${dir}/${name}_runner.cpp")
       target_link_libraries(${target}_runner PRIVATE ${target})

@@ -1128,6 +1128,10 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
       << "target_compile_options(" << name
       << " PRIVATE --fmad=false -Werror=all-warnings\n"
       << "  -Xcompiler=-Wall,-Wextra)\n"
+      << "# One CUDA runtime per process: the shared one, as the optgen "
+         "runtime's.\n"
+      << "set_target_properties(" << name
+      << " PROPERTIES CUDA_RUNTIME_LIBRARY Shared)\n"
       << "target_link_libraries(" << name
       << " PUBLIC optgen_runtime_cuda_all)\n\n"
       << "option(OPTGEN_BUILD_RUNNER \"Build " << name

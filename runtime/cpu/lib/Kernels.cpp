@@ -4,7 +4,9 @@
 
 #include "optgen/runtime/Error.h"
 
+#ifndef OPTGEN_NO_BLAS
 #include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -40,6 +42,11 @@ void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
       out.data[i] = c ? beta * out.data[i] : 0.0f;
     return;
   }
+#ifdef OPTGEN_NO_BLAS
+  throw Error("matrix product of " + shape(m, k) + " and " + shape(kb, n) +
+              ": this runtime was built without a BLAS (OPTGEN_RUNTIME_BLAS "
+              "off)");
+#else
   if (!symmetric) {
     cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
                 transposeB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
@@ -56,6 +63,7 @@ void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
   for (int64_t i = 1; i < m; ++i)
     for (int64_t j = 0; j < i; ++j)
       out.data[i * n + j] = out.data[j * n + i];
+#endif
 }
 
 void transpose(const Tile &src, Tile &dst) {

@@ -3,8 +3,9 @@
 // Generated CUDA code includes this one header: the optimizer its class
 // derives from (the device-agnostic front on the CUDA executor), what its
 // launch functions receive (DeviceCall.h) and check their launches with
-// (CudaCheck.h), and the element math and bf16 rounding its kernels call
-// (ElementMath.h, Float16.h), so that a device computes what the host does.
+// (CudaCheck.h), the element math and bf16 rounding its kernels call
+// (ElementMath.h, Float16.h), so that a device computes what the host does,
+// their fixed-order reductions (DeviceReduce.h) and the host code's Tile.
 // The cpu component's Optimizer.h is its host peer.
 //
 //===----------------------------------------------------------------------===//
@@ -18,9 +19,15 @@
 #include "optgen/runtime/ElementMath.h"
 #include "optgen/runtime/Float16.h"
 #include "optgen/runtime/OptimizerFront.h"
+#include "optgen/runtime/Tile.h"
 
 #include <memory>
 #include <utility>
+
+// Device code only: a runner's host code includes this header too.
+#ifdef __CUDACC__
+#include "optgen/runtime/DeviceReduce.h"
+#endif
 
 namespace optgen::runtime {
 
