@@ -12,13 +12,14 @@
 #   4. prints a short table last.
 #
 # Everything it writes goes under $OUT when set (the device tool's folder),
-# else /tmp/optgen-gpu-check. Exits non-zero when a check fails.
+# else /tmp/optgen-gpu-check; it builds in $OPTGEN_GPU_BUILD (default
+# /tmp/optgen-gpu-build). Exits non-zero when a check fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 bundle="$root/gpu-bundle"
 out=${OUT:-/tmp/optgen-gpu-check}
-build=/tmp/optgen-gpu-build
+build=${OPTGEN_GPU_BUILD:-/tmp/optgen-gpu-build}
 mkdir -p "$out"
 start=$SECONDS
 if [[ ! -f $bundle/manifest.txt ]]; then

@@ -43,6 +43,8 @@ void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
     return;
   }
 #ifdef OPTGEN_NO_BLAS
+  static_cast<void>(alpha);
+  static_cast<void>(beta);
   throw Error("matrix product of " + shape(m, k) + " and " + shape(kb, n) +
               ": this runtime was built without a BLAS (OPTGEN_RUNTIME_BLAS "
               "off)");
