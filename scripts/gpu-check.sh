@@ -9,7 +9,10 @@
 #   2. runs the runtime's GPU tests;
 #   3. replays every example's case on its generated CUDA and compares the
 #      updates with the fp64 interpreter's (made beforehand);
-#   4. prints a short table last.
+#   4. times the AdamW part of nanochat's step at depths 12, 20 and 26
+#      against nanochat's AdamW under torch.compile, with the card's copy
+#      bandwidth and the host cost of a step (bench/gpu/);
+#   5. prints a short table last.
 #
 # Everything it writes goes under $OUT when set (the device tool's folder),
 # else /tmp/optgen-gpu-check; it builds in $OPTGEN_GPU_BUILD (default
@@ -50,7 +53,7 @@ fi
 # --- 2. the runtime's GPU tests -----------------------------------------------
 tests="$build/runtime/optgen-runtime-cuda-tests"
 if "$tests" >"$out/runtime-tests.log" 2>&1; then
-  row "runtime GPU tests | ok | $(grep -c '^\[       OK \]' "$out/runtime-tests.log") passed"
+  row "runtime GPU tests | ok | $(grep -c '^\[       OK \]' "$out/runtime-tests.log") passed, $(grep -c '^\[  SKIPPED \]' "$out/runtime-tests.log") skipped"
 else
   tail -30 "$out/runtime-tests.log"
   fail "runtime GPU tests | FAILED | see runtime-tests.log"
@@ -75,10 +78,28 @@ while read -r name tolerance rest; do
   fi
 done <"$bundle/manifest.txt"
 
-# --- 4. the table -------------------------------------------------------------
+# --- 4. the benchmark: the AdamW part against torch.compile ------------------
+bench="$build/bench/optgen-gpu-bench-adamw"
+if [[ -x $bench ]]; then
+  if "$bench" >"$out/bench-optgen.txt" 2>&1 &&
+     timeout 240 python3 bench/gpu/baseline_adamw.py >"$out/bench-torch.txt" 2>&1; then
+    card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+    commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+    python3 bench/gpu/report.py "$out/bench-optgen.txt" "$out/bench-torch.txt" \
+      --card "$card" --commit "$commit" --out "$out/RESULTS-section.md" \
+      >"$out/bench-table.txt"
+    row "AdamW benchmark | ok | table below; section for bench/RESULTS.md in RESULTS-section.md"
+  else
+    tail -20 "$out/bench-optgen.txt" "$out/bench-torch.txt"
+    fail "AdamW benchmark | FAILED | see bench-*.txt"
+  fi
+fi
+
+# --- 5. the table -------------------------------------------------------------
 echo
 echo "check | result | detail"
 echo "---|---|---"
 printf '%s\n' "${rows[@]}"
+[[ -f $out/bench-table.txt ]] && { echo; cat "$out/bench-table.txt"; }
 echo "($((SECONDS - start)) s; logs in $out)"
 exit $((failures > 0))

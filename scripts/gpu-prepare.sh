@@ -52,7 +52,7 @@ for entry in "${examples[@]}"; do
   if ! "$optgen" compile "examples/$spec" "${defines[@]}" --target=cuda \
       -o "$bundle/gen/$name" 2>"$bundle/gen/$name.err"; then
     why=$(grep -m1 'error:' "$bundle/gen/$name.err" | sed 's/.*error: //')
-    echo "$name skipped the CUDA printer cannot print it yet: $why" >>"$bundle/manifest.txt"
+    echo "$name skipped not printable yet: $why" >>"$bundle/manifest.txt"
     rm -rf "$bundle/gen/$name" "$bundle/gen/$name.err"
     echo "gpu-prepare: $name: not printable yet ($why)"
     continue
