@@ -29,38 +29,34 @@ function(optgen_generate target spec)
     list(APPEND shapes --world-size ${ARG_WORLD_SIZE})
   endif()
   if(ARG_CUDA)
-    add_custom_command(
-      OUTPUT "${dir}/${name}.h" "${dir}/${name}.cu" "${dir}/${name}_runner.cpp"
-      COMMAND optgen compile "${spec}" ${defines} ${shapes} --target=cuda -o "${dir}"
-      DEPENDS optgen "${spec}" ${ARG_SHAPES}
-      COMMENT "optgen: compiling ${spec} for CUDA"
-      VERBATIM)
-    add_library(${target} STATIC "${dir}/${name}.cu")
-    target_include_directories(${target} PUBLIC "${dir}")
+    set(flag cuda)
+    set(source "${dir}/${name}.cu")
+    set(what "CUDA")
+  else()
+    set(flag cpu)
+    set(source "${dir}/${name}.cpp")
+    set(what "the CPU")
+  endif()
+  add_custom_command(
+    OUTPUT "${dir}/${name}.h" "${source}" "${dir}/${name}_runner.cpp"
+    COMMAND optgen compile "${spec}" ${defines} ${shapes} --target=${flag} -o "${dir}"
+    DEPENDS optgen "${spec}" ${ARG_SHAPES}
+    COMMENT "optgen: compiling ${spec} for ${what}"
+    VERBATIM)
+  add_library(${target} STATIC "${source}")
+  target_include_directories(${target} PUBLIC "${dir}")
+  # As the generated CMakeLists.txt builds it.
+  if(ARG_CUDA)
     target_link_libraries(${target} PUBLIC optgen_runtime_cuda_all)
-    # As the generated CMakeLists.txt builds it.
     target_compile_options(${target} PRIVATE --fmad=false -Werror=all-warnings
       -Xcompiler=-Wall,-Wextra)
     set_target_properties(${target} PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
-    if(ARG_RUNNER)
-      add_executable(${target}_runner "${dir}/${name}_runner.cpp")
-      target_link_libraries(${target}_runner PRIVATE ${target})
+  else()
+    target_link_libraries(${target} PUBLIC optgen_runtime)
+    target_compile_options(${target} PRIVATE -O3 -fno-math-errno -ffp-contract=off -Wall -Wextra)
+    if(OpenMP_CXX_FOUND)
+      target_link_libraries(${target} PRIVATE OpenMP::OpenMP_CXX)
     endif()
-    return()
-  endif()
-  add_custom_command(
-    OUTPUT "${dir}/${name}.h" "${dir}/${name}.cpp" "${dir}/${name}_runner.cpp"
-    COMMAND optgen compile "${spec}" ${defines} ${shapes} --target=cpu -o "${dir}"
-    DEPENDS optgen "${spec}" ${ARG_SHAPES}
-    COMMENT "optgen: compiling ${spec} for the CPU"
-    VERBATIM)
-  add_library(${target} STATIC "${dir}/${name}.cpp")
-  target_include_directories(${target} PUBLIC "${dir}")
-  target_link_libraries(${target} PUBLIC optgen_runtime)
-  # As the generated CMakeLists.txt builds it.
-  target_compile_options(${target} PRIVATE -O3 -fno-math-errno -ffp-contract=off -Wall -Wextra)
-  if(OpenMP_CXX_FOUND)
-    target_link_libraries(${target} PRIVATE OpenMP::OpenMP_CXX)
   endif()
   if(ARG_RUNNER)
     add_executable(${target}_runner "${dir}/${name}_runner.cpp")

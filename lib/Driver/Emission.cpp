@@ -93,14 +93,19 @@ LogicalResult optgen::writeFiles(StringRef dir, const GeneratedFiles &files) {
   return success();
 }
 
-void optgen::registerToCudaTranslation() {
+namespace {
+
+/// Registers `flag` with mlir-translate: executable IR in, the files
+/// `emit` makes of it out, each after a `// ----- NAME` line.
+void registerFilesTranslation(StringRef flag, StringRef description,
+                              LogicalResult (*emit)(ModuleOp,
+                                                    const MemoryBuffer *,
+                                                    GeneratedFiles &)) {
   TranslateFromMLIRRegistration registration(
-      "optgen-to-cuda",
-      "CUDA C++ from optgen executable IR: each generated file after a "
-      "'// ----- NAME' line",
-      [](ModuleOp module, raw_ostream &os) {
+      flag, description,
+      [emit](ModuleOp module, raw_ostream &os) {
         GeneratedFiles files;
-        if (failed(emitCudaFiles(module, /*spec=*/nullptr, files)))
+        if (failed(emit(module, /*spec=*/nullptr, files)))
           return failure();
         printFiles(files, os);
         return success();
@@ -108,17 +113,18 @@ void optgen::registerToCudaTranslation() {
       [](DialectRegistry &registry) { registry.insert<OptgenDialect>(); });
 }
 
+} // namespace
+
 void optgen::registerToCpuTranslation() {
-  TranslateFromMLIRRegistration registration(
-      "optgen-to-cpu",
-      "C++ for the CPU from optgen kernel IR: each generated file after a "
-      "'// ----- NAME' line",
-      [](ModuleOp module, raw_ostream &os) {
-        GeneratedFiles files;
-        if (failed(emitCpuFiles(module, /*spec=*/nullptr, files)))
-          return failure();
-        printFiles(files, os);
-        return success();
-      },
-      [](DialectRegistry &registry) { registry.insert<OptgenDialect>(); });
+  registerFilesTranslation("optgen-to-cpu",
+                           "C++ for the CPU from optgen executable IR: each "
+                           "generated file after a '// ----- NAME' line",
+                           emitCpuFiles);
+}
+
+void optgen::registerToCudaTranslation() {
+  registerFilesTranslation("optgen-to-cuda",
+                           "CUDA C++ from optgen executable IR: each "
+                           "generated file after a '// ----- NAME' line",
+                           emitCudaFiles);
 }

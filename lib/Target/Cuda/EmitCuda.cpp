@@ -317,6 +317,22 @@ struct BodyPrinter {
     std::optional<StringRef> spec = specName(value);
     return names.unique(spec ? *spec : fallback);
   }
+  /// Prints elementwise `op` of a kernel body on `operands` (its operands'
+  /// expressions at the current element) as a named constant; returns the
+  /// name, or empty after a diagnostic.
+  std::string element(Operation &op, ArrayRef<std::string> operands) {
+    noteSource(&op);
+    std::string expr = elementExpression(&op, operands);
+    if (expr.empty()) {
+      unsupported(&op, "this op inside a kernel");
+      return "";
+    }
+    Value result = op.getResult(0);
+    std::string name = nameFor(result, "e");
+    line() << "const " << cType(getElementTypeOrSelf(result.getType())) << " "
+           << name << " = " << expr << ";\n";
+    return name;
+  }
 };
 
 /// The body ops of `kernel` that the values `sinks` are computed from.
@@ -559,18 +575,13 @@ LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
   for (Operation &op : kernel.getBody().front()) {
     if (isa<YieldOp>(op))
       continue;
-    p.noteSource(&op);
     SmallVector<std::string> operands;
     for (Value v : op.getOperands())
       operands.push_back(p.exprs.lookup(v));
-    std::string expr = elementExpression(&op, operands);
-    if (expr.empty())
-      return unsupported(&op, "this op inside a kernel");
-    Value result = op.getResult(0);
-    std::string name = p.nameFor(result, "e");
-    p.line() << "const " << cType(getElementTypeOrSelf(result.getType()))
-             << " " << name << " = " << expr << ";\n";
-    p.exprs[result] = name;
+    std::string name = p.element(op, operands);
+    if (name.empty())
+      return failure();
+    p.exprs[op.getResult(0)] = name;
   }
   for (auto [name, value] : llvm::zip(outputNames, yield.getValues()))
     p.line() << name << " = " << p.exprs.lookup(value) << ";\n";
@@ -868,18 +879,13 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
         }
         continue;
       }
-      p.noteSource(&op);
       SmallVector<std::string> operands;
       for (Value operand : op.getOperands())
         operands.push_back(elementOf(operand));
-      std::string expr = elementExpression(&op, operands);
-      if (expr.empty())
-        return unsupported(&op, "this op inside a kernel");
-      Value result = op.getResult(0);
-      std::string name = p.nameFor(result, "e");
-      p.line() << "const " << cType(getElementTypeOrSelf(result.getType()))
-               << " " << name << " = " << expr << ";\n";
-      element[result] = name;
+      std::string name = p.element(op, operands);
+      if (name.empty())
+        return failure();
+      element[op.getResult(0)] = name;
     }
     // Stores last: a result written in place must not clobber an input
     // element that a later op of this element still reads.
