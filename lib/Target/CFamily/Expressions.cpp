@@ -2,6 +2,8 @@
 
 #include "optgen/Target/CFamily/Expressions.h"
 
+#include "optgen/Target/CFamily/SourceInfo.h"
+
 #include "dialect/OptgenDialect.h"
 
 #include "mlir/IR/Builders.h"
@@ -150,4 +152,27 @@ std::string optgen::elementExpression(Operation *op,
   if (isa<AndOp, OrOp, NotOp, CmpOp>(op))
     return expr;
   return rounded(expr, result);
+}
+
+std::string optgen::tableDefinition(ForTableOp loop, StringRef name,
+                                    StringRef specName) {
+  auto table = loop.getTable().getValues<double>();
+  int64_t rows = cast<ShapedType>(loop.getTable().getType()).getDimSize(0);
+  int64_t width = loop.getRowLength();
+  std::string text;
+  llvm::raw_string_ostream t(text);
+  std::optional<FileLineColLoc> file = fileLocation(loop.getLoc());
+  t << "// The table of the loop at " << specName << ":"
+    << (file ? file->getLine() : 0) << ", as f32.\n";
+  t << "constexpr float " << name << "[" << rows << "][" << width
+    << "] = {\n";
+  auto it = table.begin();
+  for (int64_t r = 0; r < rows; ++r) {
+    t << "    {";
+    for (int64_t c = 0; c < width; ++c, ++it)
+      t << (c ? ", " : "") << floatLiteral(*it, false);
+    t << "},\n";
+  }
+  t << "};\n";
+  return text;
 }

@@ -59,7 +59,8 @@ InFlightDiagnostic unsupported(Operation *op, const Twine &what) {
   return op->emitError("the CUDA printer does not print ")
          << what
          << " yet: it prints kernels of elementwise math and reductions, "
-            "without matrix products or control flow";
+            "matrix products of workspace tensors, table loops and branches "
+            "decided on the host";
 }
 
 /// Which launch of a kernel: over its whole space (tensor results, full
@@ -68,10 +69,11 @@ enum class Pass { Space, Rows, Cols };
 
 class CudaRuleEmitter {
 public:
-  CudaRuleEmitter(raw_ostream &os, const CpuEmitOptions &options, RuleOp rule)
+  CudaRuleEmitter(raw_ostream &os, const CpuEmitOptions &options, RuleOp rule,
+                  std::vector<std::string> &tables)
       : os(os), options(options), rule(rule),
         ident(legalIdentifier(rule.getSymName())),
-        elementwise(isElementwiseRule(rule)) {}
+        elementwise(isElementwiseRule(rule)), tables(tables) {}
 
   /// Prints the rule's kernels and its launch function, and names the
   /// latter in `step`.
@@ -86,11 +88,21 @@ private:
   bool elementwise;
   ArrayAttr workspace;
   SmallVector<KernelOp> kernels;
-  /// The launch function's body, built while the kernels are printed.
-  std::string launches;
+  /// File-scope constants (loop tables), printed before the functions.
+  std::vector<std::string> &tables;
+  /// Each kernel's launches, built while the kernels are printed.
+  llvm::DenseMap<Operation *, std::string> launches;
+  /// The scalars the launch function computes on the host: loop counts,
+  /// branch conditions, the scales of matrix products, and what they are
+  /// computed from.
+  llvm::SmallPtrSet<Operation *, 16> hostOps;
+  llvm::DenseMap<Value, std::string> hostExprs;
+  NameTable hostNames;
 
   LogicalResult check();
+  LogicalResult checkBlock(Block &block);
   LogicalResult checkKernel(KernelOp kernel);
+  LogicalResult collectHostOps();
 
   // Shapes: a dimension of a type as a C++ expression over `call`, valid on
   // host and device alike (DeviceCall's rows and cols are the members').
@@ -107,6 +119,11 @@ private:
   LogicalResult emitElementwiseKernel(KernelOp kernel, StringRef name);
   LogicalResult emitShapedKernel(KernelOp kernel, StringRef name);
   void emitLaunch();
+  /// The launch function's statements for `block`: host scalars, kernel
+  /// launches, matrix products, loops, branches, copies between buffers.
+  void emitHostBlock(Block &block, unsigned indent);
+  /// The batch of `value`'s matrices as a DeviceMatrices initializer.
+  std::string matricesOf(Value value);
 };
 
 LogicalResult CudaRuleEmitter::check() {
@@ -114,7 +131,16 @@ LogicalResult CudaRuleEmitter::check() {
   if (!workspace)
     return rule.emitError("the CUDA printer needs the rule's buffers; run "
                           "--optgen-assign-buffers first");
-  for (Operation &op : rule.getBlock()) {
+  if (failed(checkBlock(rule.getBlock())))
+    return failure();
+  if (elementwise && !workspace.empty())
+    return unsupported(rule, "an elementwise rule with workspace temporaries");
+  return collectHostOps();
+}
+
+LogicalResult CudaRuleEmitter::checkBlock(Block &block) {
+  bool top = &block == &rule.getBlock();
+  for (Operation &op : block) {
     LogicalResult result =
         llvm::TypeSwitch<Operation *, LogicalResult>(&op)
             .Case([&](HyperOp hyper) -> LogicalResult {
@@ -129,7 +155,7 @@ LogicalResult CudaRuleEmitter::check() {
                 return unsupported(state, "a scalar state");
               return success();
             })
-            .Case<TupleGetOp, ConstantOp, StepOp>(
+            .Case<TupleGetOp, ConstantOp, StepOp, YieldOp>(
                 [](Operation *) { return success(); })
             .Case<DimOp, NumelOp, NDimOp>([&](Operation *query) {
               if (elementwise)
@@ -137,7 +163,54 @@ LogicalResult CudaRuleEmitter::check() {
                     query, "a shape query in an elementwise rule"));
               return success();
             })
-            .Case([&](KernelOp kernel) { return checkKernel(kernel); })
+            .Case([&](KernelOp kernel) -> LogicalResult {
+              // A kernel reads its scalars from device memory: those of the
+              // rule's body, not a loop's table row or a branch's value.
+              if (!top) {
+                bool nestedScalar = false;
+                kernel.walk([&](Operation *inner) {
+                  for (Value operand : inner->getOperands())
+                    if (!isTensor(operand) &&
+                        !kernel->isAncestor(
+                            operand.getParentRegion()->getParentOp()) &&
+                        operand.getParentBlock() != &rule.getBlock())
+                      nestedScalar = true;
+                });
+                if (nestedScalar)
+                  return unsupported(kernel, "a kernel inside a loop or "
+                                             "branch reading its scalars");
+              }
+              return checkKernel(kernel);
+            })
+            .Case([&](GemmOp gemm) -> LogicalResult {
+              for (Value operand : gemm->getOperands())
+                if (isTensor(operand) &&
+                    getBuffer(operand).getKind() != BufferKind::workspace)
+                  return unsupported(gemm, "a matrix product of memory other "
+                                           "than the workspace");
+              if (getBuffer(gemm).getKind() != BufferKind::workspace)
+                return unsupported(gemm, "a matrix product into memory other "
+                                         "than the workspace");
+              return success();
+            })
+            .Case([&](ForTableOp loop) -> LogicalResult {
+              for (Value result : loop.getResults())
+                if (!isTensor(result) ||
+                    getBuffer(result).getKind() != BufferKind::workspace)
+                  return unsupported(loop, "a loop carrying other than "
+                                           "workspace tensors");
+              return checkBlock(loop.getBody().front());
+            })
+            .Case([&](IfOp branch) -> LogicalResult {
+              for (Value result : branch.getResults())
+                if (!isTensor(result) ||
+                    getBuffer(result).getKind() != BufferKind::workspace)
+                  return unsupported(branch, "a branch giving other than "
+                                             "workspace tensors");
+              if (failed(checkBlock(branch.getThenRegion().front())))
+                return failure();
+              return checkBlock(branch.getElseRegion().front());
+            })
             .Case([&](UpdateOp update) -> LogicalResult {
               // In place: each new value already lives where it is kept.
               if (getBuffer(update.getParam()) !=
@@ -161,8 +234,40 @@ LogicalResult CudaRuleEmitter::check() {
     if (failed(result))
       return failure();
   }
-  if (elementwise && !workspace.empty())
-    return unsupported(rule, "an elementwise rule with workspace temporaries");
+  return success();
+}
+
+LogicalResult CudaRuleEmitter::collectHostOps() {
+  // What the host decides: loop counts, branch conditions, the scales of
+  // matrix products; and the scalars those are computed from.
+  SmallVector<Value> worklist;
+  rule.walk([&](Operation *op) {
+    if (auto loop = dyn_cast<ForTableOp>(op))
+      worklist.push_back(loop.getCount());
+    else if (auto branch = dyn_cast<IfOp>(op))
+      worklist.push_back(branch.getCondition());
+    else if (auto gemm = dyn_cast<GemmOp>(op)) {
+      if (gemm.getAlpha())
+        worklist.push_back(gemm.getAlpha());
+      if (gemm.getBeta())
+        worklist.push_back(gemm.getBeta());
+    }
+  });
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    Operation *def = value.getDefiningOp();
+    if (!def)
+      continue; // a loop's table row: a host value
+    if (isa<StepOp, KernelOp>(def))
+      return unsupported(def, "a value of the device that the host needs "
+                              "(a loop count, a branch condition or the "
+                              "scale of a matrix product)");
+    if (!hostOps.insert(def).second)
+      continue;
+    for (Value operand : def->getOperands())
+      if (!isTensor(operand))
+        worklist.push_back(operand);
+  }
   return success();
 }
 
@@ -663,7 +768,7 @@ LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
   p.line() << "}\n";
   os << "}\n\n";
 
-  llvm::raw_string_ostream ls(launches);
+  llvm::raw_string_ostream ls(launches[kernel]);
   ls << "  " << kernelName << "<<<grid, " << kBlockThreads
      << ", 0, call.stream>>>(call);\n";
   ls << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
@@ -946,7 +1051,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
     os << "}\n\n";
 
     // Its launch.
-    llvm::raw_string_ostream ls(launches);
+    llvm::raw_string_ostream ls(launches[kernel]);
     std::string grid;
     switch (pass) {
     case Pass::Space:
@@ -1019,7 +1124,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
       os << "  }\n";
     }
     os << "}\n\n";
-    llvm::raw_string_ostream ls(launches);
+    llvm::raw_string_ostream ls(launches[kernel]);
     ls << "  " << name << "<<<dim3(1, call.members), " << kBlockThreads
        << ", 0, call.stream>>>(call, slots);\n";
     ls << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
@@ -1059,8 +1164,196 @@ void CudaRuleEmitter::emitLaunch() {
     os << "  };\n";
     os << "  static_cast<void>(spaceGrid);\n";
   }
-  os << launches;
+  emitHostBlock(rule.getBlock(), 1);
   os << "}\n\n";
+}
+
+std::string CudaRuleEmitter::matricesOf(Value value) {
+  auto [rows, cols] = rowsCols(cast<SymbolicTensorType>(value.getType()));
+  return "{call.workspace + slots.at[" +
+         std::to_string(getBuffer(value).getIndex()) + "], " + rows + ", " +
+         cols + ", call.workspacePerMember}";
+}
+
+void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
+  auto line = [&]() -> raw_ostream & {
+    for (unsigned i = 0; i < indent; ++i)
+      os << "  ";
+    return os;
+  };
+  auto nameFor = [&](Value value, StringRef fallback) {
+    std::optional<StringRef> spec = specName(value);
+    return hostNames.unique(spec ? *spec : fallback);
+  };
+  // Copies a batch of `from`'s matrices into `to`'s buffer, unless the IR
+  // put them there already.
+  auto copy = [&](Value from, Value to) {
+    if (getBuffer(from) == getBuffer(to))
+      return;
+    auto [rows, cols] = rowsCols(cast<SymbolicTensorType>(to.getType()));
+    line() << "optgen::runtime::deviceCopy(call.workspace + slots.at["
+           << getBuffer(to).getIndex() << "], call.workspace + slots.at["
+           << getBuffer(from).getIndex() << "], " << rows << " * " << cols
+           << ", call.workspacePerMember, call.members, call.stream);\n";
+  };
+  for (Operation &op : block) {
+    if (hostOps.contains(&op)) {
+      llvm::TypeSwitch<Operation *>(&op)
+          .Case([&](ConstantOp constant) {
+            hostExprs[constant] = constantExpression(constant.getValue());
+          })
+          .Case([&](HyperOp hyper) {
+            if (isa<TupleType>(hyper.getType())) {
+              hostExprs[hyper] = std::to_string(*hyper.getOffset());
+              return;
+            }
+            std::string name = hostNames.unique(hyper.getName());
+            line() << "const " << cType(hyper.getType()) << " " << name
+                   << " = static_cast<" << cType(hyper.getType())
+                   << ">(call.hostHypers[" << *hyper.getOffset() << "]);\n";
+            hostExprs[hyper] = name;
+          })
+          .Case([&](TupleGetOp get) {
+            auto hyper = get.getTuple().getDefiningOp<HyperOp>();
+            std::string name = hostNames.unique(
+                hyper.getName().str() + "_" + std::to_string(get.getIndex()));
+            line() << "const " << cType(get.getType()) << " " << name
+                   << " = static_cast<" << cType(get.getType())
+                   << ">(call.hostHypers["
+                   << *hyper.getOffset() + get.getIndex() << "]);\n";
+            hostExprs[get] = name;
+          })
+          .Case([&](DimOp query) {
+            auto type = cast<SymbolicTensorType>(query.getInput().getType());
+            auto [r, c] = rowsCols(type);
+            std::optional<int64_t> axis = constantInt(query.getAxis());
+            bool first = type.getRank() == 2 && axis &&
+                         (*axis == 0 || *axis == -2);
+            std::string name = nameFor(query, "size");
+            line() << "const int64_t " << name << " = " << (first ? r : c)
+                   << ";\n";
+            hostExprs[query] = name;
+          })
+          .Case([&](NumelOp query) {
+            auto [r, c] =
+                rowsCols(cast<SymbolicTensorType>(query.getInput().getType()));
+            hostExprs[query] = "(" + r + " * " + c + ")";
+          })
+          .Default([&](Operation *math) {
+            SmallVector<std::string> operands;
+            for (Value v : math->getOperands())
+              operands.push_back(hostExprs.lookup(v));
+            Value result = math->getResult(0);
+            std::string name = nameFor(result, "s");
+            line() << "const " << cType(result.getType()) << " " << name
+                   << " = " << elementExpression(math, operands) << ";\n";
+            hostExprs[result] = name;
+          });
+      continue;
+    }
+    if (auto kernel = dyn_cast<KernelOp>(op)) {
+      // Launches are printed at the launch function's indentation.
+      SmallVector<StringRef> lines;
+      StringRef(launches[kernel]).split(lines, '\n', -1, false);
+      for (StringRef launch : lines)
+        line() << launch.ltrim() << "\n";
+      continue;
+    }
+    if (auto gemm = dyn_cast<GemmOp>(op)) {
+      std::optional<FileLineColLoc> file = fileLocation(gemm.getLoc());
+      std::string where = options.specName + ":" +
+                          std::to_string(file ? file->getLine() : 0);
+      line() << "// " << where << ": a matrix product per member.\n";
+      // The operands' names must not hide the spec's scalars (a table's
+      // a, b, c are the scales).
+      std::string lhs = hostNames.unique("lhs"), rhs = hostNames.unique("rhs"),
+                  addend = hostNames.unique("addend"),
+                  out = hostNames.unique("product");
+      line() << "{\n";
+      line() << "  const optgen::runtime::DeviceMatrices " << lhs
+             << matricesOf(gemm.getA()) << ";\n";
+      line() << "  const optgen::runtime::DeviceMatrices " << rhs
+             << matricesOf(gemm.getB()) << ";\n";
+      if (gemm.getC())
+        line() << "  const optgen::runtime::DeviceMatrices " << addend
+               << matricesOf(gemm.getC()) << ";\n";
+      line() << "  const optgen::runtime::DeviceMatrices " << out
+             << matricesOf(gemm) << ";\n";
+      auto scale = [&](Value v, const char *absent) {
+        return v ? "static_cast<float>(" + hostExprs.lookup(v) + ")"
+                 : std::string(absent);
+      };
+      line() << "  optgen::runtime::deviceGemm(*call.blas, " << lhs << ", "
+             << (gemm.getTransposeA() ? "true" : "false") << ", " << rhs
+             << ", " << (gemm.getTransposeB() ? "true" : "false") << ", "
+             << scale(gemm.getAlpha(), "1.0f") << ", "
+             << (gemm.getC() ? "&" + addend : std::string("nullptr")) << ", "
+             << scale(gemm.getBeta(), "0.0f") << ", " << out
+             << ", call.members, call.stream, "
+             << cppString("the product at " + where) << ");\n";
+      Type element = getElementTypeOrSelf(gemm.getType());
+      if (element.isBF16() || element.isF16())
+        line() << "  optgen::runtime::deviceRound(" << out << ".data, " << out
+               << ".rows * " << out << ".cols, " << out
+               << ".stride, call.members, "
+               << (element.isBF16() ? "optgen::runtime::DType::BF16"
+                                    : "optgen::runtime::DType::F16")
+               << ", call.stream);\n";
+      line() << "}\n";
+      continue;
+    }
+    if (auto loop = dyn_cast<ForTableOp>(op)) {
+      std::string table = "kTable" + std::to_string(tables.size());
+      tables.push_back(tableDefinition(loop, table, options.specName));
+      Block &body = loop.getBody().front();
+      int64_t width = loop.getRowLength();
+      int64_t rows = cast<ShapedType>(loop.getTable().getType()).getDimSize(0);
+      for (auto [init, result] : llvm::zip(loop.getInits(), loop.getResults()))
+        copy(init, result);
+      std::string row = hostNames.unique("row");
+      line() << "for (int64_t " << row << " = 0; " << row
+             << " < std::min<int64_t>(" << hostExprs.lookup(loop.getCount())
+             << ", " << rows << "); ++" << row << ") {\n";
+      for (int64_t c = 0; c < width; ++c) {
+        BlockArgument value = body.getArgument(c);
+        if (value.use_empty())
+          continue;
+        std::string name =
+            hostNames.unique(std::string(1, static_cast<char>('a' + c % 26)));
+        line() << "  const float " << name << " = " << table << "[" << row
+               << "][" << c << "];\n";
+        hostExprs[value] = name;
+      }
+      emitHostBlock(body, indent + 1);
+      auto yield = cast<YieldOp>(body.getTerminator());
+      ++indent;
+      for (auto [value, result] :
+           llvm::zip(yield.getValues(), loop.getResults()))
+        copy(value, result);
+      --indent;
+      line() << "}\n";
+      continue;
+    }
+    if (auto branch = dyn_cast<IfOp>(op)) {
+      line() << "if (" << hostExprs.lookup(branch.getCondition()) << ") {\n";
+      for (Region *region :
+           {&branch.getThenRegion(), &branch.getElseRegion()}) {
+        if (region == &branch.getElseRegion())
+          line() << "} else {\n";
+        Block &body = region->front();
+        emitHostBlock(body, indent + 1);
+        auto yield = cast<YieldOp>(body.getTerminator());
+        for (auto [value, result] :
+             llvm::zip(yield.getValues(), branch.getResults())) {
+          ++indent;
+          copy(value, result);
+          --indent;
+        }
+      }
+      line() << "}\n";
+      continue;
+    }
+  }
 }
 
 LogicalResult CudaRuleEmitter::emit(RuleStepFunctions &step) {
@@ -1097,9 +1390,9 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
   std::string source;
   if (failed(emitHostSource(
           optimizer, options, "cuda", "optgen::runtime::CudaOptimizer",
-          [&](RuleOp rule, raw_ostream &os, std::vector<std::string> &,
+          [&](RuleOp rule, raw_ostream &os, std::vector<std::string> &tables,
               RuleStepFunctions &step) {
-            return CudaRuleEmitter(os, options, rule).emit(step);
+            return CudaRuleEmitter(os, options, rule, tables).emit(step);
           },
           source)))
     return failure();

@@ -11,6 +11,8 @@
 #ifndef OPTGEN_TARGET_CFAMILY_EXPRESSIONS_H
 #define OPTGEN_TARGET_CFAMILY_EXPRESSIONS_H
 
+#include "dialect/OptgenDialect.h"
+
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Types.h"
 
@@ -42,6 +44,11 @@ std::string convert(const std::string &expr, mlir::Type from, mlir::Type to);
 /// for an op that is not elementwise math.
 std::string elementExpression(mlir::Operation *op,
                               llvm::ArrayRef<std::string> operands);
+
+/// The file-scope constant `name` holding the table of `loop` as f32 rows,
+/// commented with the loop's spec line (`specName`:line).
+std::string tableDefinition(ForTableOp loop, llvm::StringRef name,
+                            llvm::StringRef specName);
 
 } // namespace optgen
 
