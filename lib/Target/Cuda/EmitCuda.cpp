@@ -90,8 +90,22 @@ private:
   SmallVector<KernelOp> kernels;
   /// File-scope constants (loop tables), printed before the functions.
   std::vector<std::string> &tables;
-  /// Each kernel's launches, built while the kernels are printed.
+  /// An elementwise rule's kernels' launches, built while they are printed.
   llvm::DenseMap<Operation *, std::string> launches;
+  /// A kernel of a rule of one shape, as its launches need it: printed by
+  /// the host program, where the extents and axes are known.
+  struct LaunchPlan {
+    std::string name;
+    bool space = false, rows = false, cols = false;
+    /// The reductions' axis when only the host knows it (then `rows` and
+    /// `cols` are both printed and the host launches one).
+    Value axis;
+    int64_t partials = 0; ///< full reductions: blocks, and a finishing launch
+    /// Inputs broadcast along extents only the host knows: their rows and
+    /// columns follow R and C among the kernels' parameters.
+    SmallVector<Value> openInputs;
+  };
+  llvm::DenseMap<Operation *, LaunchPlan> plans;
   /// The scalars the launch function computes on the host: loop counts,
   /// branch conditions, the scales of matrix products, and what they are
   /// computed from.
@@ -124,6 +138,18 @@ private:
   void emitHostBlock(Block &block, unsigned indent);
   /// The batch of `value`'s matrices as a DeviceMatrices initializer.
   std::string matricesOf(Value value);
+  /// `value`'s rows and columns as host expressions of the launch function,
+  /// also where its type leaves them open (a reduction along an axis the
+  /// host computes).
+  std::pair<std::string, std::string> hostExtents(Value value);
+  std::pair<std::string, std::string> spaceExtents(KernelOp kernel);
+  /// A scalar's expression in the launch function.
+  std::string hostScalar(Value value);
+  void printLaunches(KernelOp kernel, unsigned indent);
+  /// The update's values that the IR did not put where they are kept, with
+  /// where they go; each is stored by a kernel of its own.
+  SmallVector<std::pair<Value, BufferAttr>> stores;
+  void emitStoreKernels();
 };
 
 LogicalResult CudaRuleEmitter::check() {
@@ -212,7 +238,10 @@ LogicalResult CudaRuleEmitter::checkBlock(Block &block) {
               return checkBlock(branch.getElseRegion().front());
             })
             .Case([&](UpdateOp update) -> LogicalResult {
-              // In place: each new value already lives where it is kept.
+              // Each new value is stored where it is kept: in place, or
+              // (a rule of one shape) by a copy.
+              if (!elementwise)
+                return success();
               if (getBuffer(update.getParam()) !=
                   BufferAttr::get(rule.getContext(), BufferKind::param, 0))
                 return unsupported(update, "a parameter update that is not "
@@ -246,7 +275,13 @@ LogicalResult CudaRuleEmitter::collectHostOps() {
       worklist.push_back(loop.getCount());
     else if (auto branch = dyn_cast<IfOp>(op))
       worklist.push_back(branch.getCondition());
-    else if (auto gemm = dyn_cast<GemmOp>(op)) {
+    else if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      if (reduce.getAxis() && !constantInt(reduce.getAxis()))
+        worklist.push_back(reduce.getAxis());
+    } else if (auto state = dyn_cast<StateOp>(op)) {
+      if (state.getAxis() && !constantInt(state.getAxis()))
+        worklist.push_back(state.getAxis());
+    } else if (auto gemm = dyn_cast<GemmOp>(op)) {
       if (gemm.getAlpha())
         worklist.push_back(gemm.getAlpha());
       if (gemm.getBeta())
@@ -281,26 +316,21 @@ LogicalResult CudaRuleEmitter::checkKernel(KernelOp kernel) {
   if (!buffers)
     return kernel.emitError("the CUDA printer needs the kernel's buffers; run "
                             "--optgen-assign-buffers first");
-  // A parameter of any rank is seen as rows x cols; a ranked tensor has
-  // at most two dimensions, each known up to the parameter's symbols.
-  auto known = [](SymbolicTensorType type) {
-    return type.getAnyRank() ||
-           (type.getRank() <= 2 &&
-            llvm::none_of(type.getDims(),
-                          [](Attribute d) { return isa<UnitAttr>(d); }));
-  };
-  if (!elementwise && !known(space))
-    return unsupported(kernel, "a kernel over a space known only at run "
-                               "time");
+  // A parameter of any rank is seen as rows x cols; a ranked tensor has at
+  // most two dimensions.
+  if (!space.getAnyRank() && space.getRank() > 2)
+    return unsupported(kernel, "a kernel over more than two dimensions");
+
   for (Operation &op : kernel.getBody().front()) {
     if (isa<YieldOp>(op))
       continue;
     if (auto reduce = dyn_cast<ReduceOp>(op)) {
       if (elementwise)
         return unsupported(reduce, "a reduction in an elementwise rule");
-      if (reduce.getAxis() && !constantInt(reduce.getAxis()))
-        return unsupported(reduce, "a reduction along an axis known only at "
-                                   "run time");
+      if (reduce.getAxis() && !constantInt(reduce.getAxis()) &&
+          reduce.getAxis().getParentBlock() != &rule.getBlock())
+        return unsupported(reduce, "a reduction along an axis computed inside "
+                                   "a loop or branch");
       if (!reduce.getAxis() &&
           !dyn_cast_or_null<BufferAttr>(
               reduce->getAttrOfType<ArrayAttr>("optgen.buffers")
@@ -319,12 +349,7 @@ LogicalResult CudaRuleEmitter::checkKernel(KernelOp kernel) {
       return unsupported(&op, "'" + op.getName().getStringRef() +
                                   "' inside a kernel");
     for (Value operand : op.getOperands())
-      if (isTensor(operand) && !known(cast<SymbolicTensorType>(
-                                   operand.getType())) && !elementwise)
-        return unsupported(&op, "an operand whose shape is known only at run "
-                                "time");
-      else if (isTensor(operand) && elementwise &&
-               operand.getType() != space)
+      if (isTensor(operand) && elementwise && operand.getType() != space)
         return unsupported(&op, "a broadcast operand in an elementwise rule");
   }
   for (auto [result, buffer] : llvm::zip(kernel.getResults(), buffers)) {
@@ -786,13 +811,22 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
   llvm::SetVector<Value> inputs = kernelInputs(kernel);
 
   // The reductions, by pass; a full reduction's partial sums.
-  SmallVector<ReduceOp> full, rows, cols;
+  SmallVector<ReduceOp> full, rows, cols, either;
   for (ReduceOp reduce : body.getOps<ReduceOp>()) {
     if (!reduce.getAxis()) {
       full.push_back(reduce);
       continue;
     }
-    int64_t axis = *constantInt(reduce.getAxis());
+    std::optional<int64_t> known = constantInt(reduce.getAxis());
+    if (!known) {
+      // Only the host knows the axis: both launches are printed.
+      if (!either.empty() && either.front().getAxis() != reduce.getAxis())
+        return unsupported(reduce, "reductions of one kernel along two axes "
+                                   "known only at run time");
+      either.push_back(reduce);
+      continue;
+    }
+    int64_t axis = *known;
     int64_t rank = cast<SymbolicTensorType>(reduce.getInput().getType())
                        .getRank();
     // Along the last axis a row reduces to one value; along the first of
@@ -800,6 +834,12 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
     bool alongRows = rank == 2 && (axis == 0 || axis == -2);
     (alongRows ? cols : rows).push_back(reduce);
   }
+  if (!either.empty() && (!rows.empty() || !cols.empty()))
+    return unsupported(either.front(), "reductions of one kernel along a "
+                                       "known axis and one known only at "
+                                       "run time");
+  llvm::append_range(rows, either);
+  llvm::append_range(cols, either);
   bool spaceOutputs = llvm::any_of(yield.getValues(), [&](Value v) {
     return !v.getDefiningOp<ReduceOp>() && isTensor(v);
   });
@@ -825,25 +865,50 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
     return pointerOf(buffer);
   };
 
+  // Inputs broadcast along extents the host computes: theirs are
+  // parameters of every launch of the kernel.
+  SmallVector<Value> openInputs;
+  for (Value input : inputs) {
+    auto type = cast<SymbolicTensorType>(input.getType());
+    if (type != space && !type.getAnyRank() &&
+        llvm::any_of(type.getDims(),
+                     [](Attribute d) { return isa<UnitAttr>(d); }))
+      openInputs.push_back(input);
+  }
+  std::string extentParams;
+  for (size_t k = 0; k < openInputs.size(); ++k)
+    extentParams += ", const int64_t rows" + std::to_string(k) +
+                    ", const int64_t cols" + std::to_string(k);
+
   // Prints one launch's kernel: `pass` decides which elements a thread
   // visits and what it does with them.
   auto emitPass = [&](Pass pass, StringRef name) -> LogicalResult {
     BodyPrinter p(os, options);
     os << "__global__ void __launch_bounds__(" << kBlockThreads << ") " << name
        << "(const optgen::runtime::DeviceCall call, const " << ident
-       << "_slots slots) {\n";
+       << "_slots slots,\n    const int64_t R, const int64_t C" << extentParams
+       << ") {\n";
+    for (size_t k = 0; k < openInputs.size(); ++k)
+      p.line() << "static_cast<void>(rows" << k << ");\n";
     p.line() << "const int member = static_cast<int>(blockIdx.y);\n";
     p.line() << "float *const workspace = call.workspace + member * "
                 "call.workspacePerMember;\n";
     p.line() << "static_cast<void>(workspace);\n";
-    auto dim = [&](Value tensor, Value axis) {
+    auto dim = [&](Value tensor, Value axis) -> std::string {
       auto type = cast<SymbolicTensorType>(tensor.getType());
-      auto [r, c] = rowsCols(type);
-      std::optional<int64_t> known = constantInt(axis);
-      bool first = type.getRank() == 2 && known && (*known == 0 || *known == -2);
-      return first ? r : c;
+      auto [r, c] = type == space ? std::make_pair(std::string("R"),
+                                                   std::string("C"))
+                                  : rowsCols(type);
+      if (type.getRank() != 2)
+        return c;
+      if (std::optional<int64_t> known = constantInt(axis))
+        return *known == 0 || *known == -2 ? r : c;
+      std::string a = p.exprs.lookup(axis);
+      return "((" + a + ") == 0 || (" + a + ") == -2 ? " + r + " : " + c + ")";
     };
     auto numel = [&](Value tensor) {
+      if (tensor.getType() == space)
+        return std::string("R * C");
       auto [r, c] = rowsCols(cast<SymbolicTensorType>(tensor.getType()));
       return r + " * " + c;
     };
@@ -863,7 +928,6 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
     if (failed(emitPrologue(p, rule, kernel, needed, slotOfResult, dim,
                             numel)))
       return failure();
-    p.line() << "const int64_t R = " << R << ", C = " << C << ";\n";
     p.line() << "static_cast<void>(R);\n";
     p.line() << "static_cast<void>(C);\n";
 
@@ -888,10 +952,16 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
       auto [r, c] = rowsCols(type);
       bool rowsOne = r == "int64_t{1}", colsOne = c == "int64_t{1}";
       // A broadcast tensor is a column ([R, 1]), a row ([1, C]) or one
-      // value (its type says which).
+      // value: its type says which, or its extents do at run time.
       std::string at;
+      auto open = llvm::find(openInputs, v);
       if (type == space || (r == R && c == C))
         at = ptr + "[i * C + j]";
+      else if (open != openInputs.end()) {
+        std::string k = std::to_string(open - openInputs.begin());
+        at = ptr + "[(rows" + k + " == 1 ? 0 : i) * cols" + k + " + (cols" +
+             k + " == 1 ? 0 : j)]";
+      }
       else if (rowsOne && colsOne)
         at = ptr + "[0]";
       else if (colsOne)
@@ -1050,36 +1120,23 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
     }
     os << "}\n\n";
 
-    // Its launch.
-    llvm::raw_string_ostream ls(launches[kernel]);
-    std::string grid;
-    switch (pass) {
-    case Pass::Space:
-      grid = partials ? "dim3(" + std::to_string(partials) + ", call.members)"
-                      : "spaceGrid(" + R + " * " + C + ")";
-      break;
-    case Pass::Rows:
-      grid = "dim3(static_cast<unsigned>(" + R + "), call.members)";
-      break;
-    case Pass::Cols:
-      grid = "dim3(static_cast<unsigned>((" + C + " + " +
-             std::to_string(kBlockThreads - 1) + ") / " +
-             std::to_string(kBlockThreads) + "), call.members)";
-      break;
-    }
-    ls << "  " << name << "<<<" << grid << ", " << kBlockThreads
-       << ", 0, call.stream>>>(call, slots);\n";
-    ls << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
-       << cppString(("launching " + name).str()) << ");\n";
     return success();
   };
 
-  if (spaceOutputs || !full.empty() || (rows.empty() && cols.empty()))
-    if (failed(emitPass(Pass::Space, kernelName)))
-      return failure();
-  if (!rows.empty() && failed(emitPass(Pass::Rows, (kernelName + "_rows").str())))
+  LaunchPlan &plan = plans[kernel];
+  plan.name = kernelName.str();
+  plan.openInputs = openInputs;
+  plan.space = spaceOutputs || !full.empty() || (rows.empty() && cols.empty());
+  plan.rows = !rows.empty();
+  plan.cols = !cols.empty();
+  plan.partials = partials;
+  if (!either.empty())
+    plan.axis = either.front().getAxis();
+  if (plan.space && failed(emitPass(Pass::Space, kernelName)))
     return failure();
-  if (!cols.empty() && failed(emitPass(Pass::Cols, (kernelName + "_cols").str())))
+  if (plan.rows && failed(emitPass(Pass::Rows, (kernelName + "_rows").str())))
+    return failure();
+  if (plan.cols && failed(emitPass(Pass::Cols, (kernelName + "_cols").str())))
     return failure();
 
   // The full reductions' second launch: per member, its blocks' partial
@@ -1088,11 +1145,11 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
     std::string name = (kernelName + "_finish").str();
     os << "__global__ void __launch_bounds__(" << kBlockThreads << ") " << name
        << "(const optgen::runtime::DeviceCall call, const " << ident
-       << "_slots slots) {\n";
+       << "_slots slots,\n    const int64_t R, const int64_t C" << extentParams
+       << ") {\n";
     os << "  const int member = static_cast<int>(blockIdx.y);\n";
     os << "  float *const workspace = call.workspace + member * "
           "call.workspacePerMember;\n";
-    os << "  const int64_t R = " << R << ", C = " << C << ";\n";
     os << "  static_cast<void>(R);\n  static_cast<void>(C);\n";
     for (auto [index, reduce] : llvm::enumerate(full)) {
       std::string partial = pointerOf(cast<BufferAttr>(
@@ -1124,13 +1181,139 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
       os << "  }\n";
     }
     os << "}\n\n";
-    llvm::raw_string_ostream ls(launches[kernel]);
-    ls << "  " << name << "<<<dim3(1, call.members), " << kBlockThreads
-       << ", 0, call.stream>>>(call, slots);\n";
-    ls << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
-       << cppString("launching " + name) << ");\n";
   }
   return success();
+}
+
+void CudaRuleEmitter::emitStoreKernels() {
+  auto update = cast<UpdateOp>(rule.getBlock().getTerminator());
+  MLIRContext *context = rule.getContext();
+  auto want = [&](Value value, BufferAttr home) {
+    if (getBuffer(value) != home)
+      stores.push_back({value, home});
+  };
+  want(update.getParam(), BufferAttr::get(context, BufferKind::param, 0));
+  for (auto [i, value] : llvm::enumerate(update.getStates()))
+    want(value, BufferAttr::get(context, BufferKind::state, i));
+  for (auto [index, store] : llvm::enumerate(stores)) {
+    auto [value, home] = store;
+    os << "// Stores the new " << bufferName(rule, home) << " of rule '"
+       << commentText(rule.getSymName()) << "' where it is kept.\n";
+    os << "__global__ void __launch_bounds__(" << kBlockThreads << ") "
+       << ident << "_store" << index << "(const optgen::runtime::DeviceCall "
+       << "call, const " << ident << "_slots slots,\n    const int64_t count) "
+       << "{\n";
+    os << "  const int member = static_cast<int>(blockIdx.y);\n";
+    os << "  float *const workspace = call.workspace + member * "
+          "call.workspacePerMember;\n";
+    os << "  static_cast<void>(workspace);\n";
+    os << "  static_cast<void>(slots);\n";
+    os << "  const float *const from = " << pointerOf(getBuffer(value))
+       << ";\n";
+    os << "  float *const to = " << pointerOf(home) << ";\n";
+    os << "  for (int64_t k = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; "
+          "k < count;\n";
+    os << "       k += int64_t{gridDim.x} * blockDim.x)\n";
+    os << "    to[k] = from[k];\n";
+    os << "}\n\n";
+  }
+}
+
+std::string CudaRuleEmitter::hostScalar(Value value) {
+  if (std::optional<int64_t> known = constantInt(value))
+    return "int64_t{" + std::to_string(*known) + "}";
+  return hostExprs.lookup(value);
+}
+
+/// `extents` reduced along `axis` (a host expression) to one row or column.
+static std::pair<std::string, std::string>
+reducedAlong(std::pair<std::string, std::string> extents,
+             const std::string &axis) {
+  std::string onRows = "((" + axis + ") == 0 || (" + axis + ") == -2)";
+  return {"(" + onRows + " ? int64_t{1} : " + extents.first + ")",
+          "(" + onRows + " ? " + extents.second + " : int64_t{1})"};
+}
+
+std::pair<std::string, std::string>
+CudaRuleEmitter::hostExtents(Value value) {
+  auto type = cast<SymbolicTensorType>(value.getType());
+  bool open = !type.getAnyRank() &&
+              llvm::any_of(type.getDims(),
+                           [](Attribute d) { return isa<UnitAttr>(d); });
+  if (!open)
+    return rowsCols(type);
+  if (auto state = value.getDefiningOp<StateOp>())
+    return reducedAlong(hostExtents(state.getLike()),
+                        hostScalar(state.getAxis()));
+  if (auto kernel = value.getDefiningOp<KernelOp>()) {
+    auto yield =
+        cast<YieldOp>(kernel.getBody().front().getTerminator());
+    Value yielded = yield.getValues()[cast<OpResult>(value).getResultNumber()];
+    if (auto reduce = yielded.getDefiningOp<ReduceOp>())
+      return reducedAlong(hostExtents(reduce.getInput()),
+                          hostScalar(reduce.getAxis()));
+    return spaceExtents(kernel);
+  }
+  return rowsCols(type);
+}
+
+std::pair<std::string, std::string>
+CudaRuleEmitter::spaceExtents(KernelOp kernel) {
+  SymbolicTensorType space = kernel.getIterationSpace();
+  for (Value input : kernelInputs(kernel))
+    if (input.getType() == space)
+      return hostExtents(input);
+  return rowsCols(space);
+}
+
+void CudaRuleEmitter::printLaunches(KernelOp kernel, unsigned indent) {
+  auto line = [&]() -> raw_ostream & {
+    for (unsigned i = 0; i < indent; ++i)
+      os << "  ";
+    return os;
+  };
+  const LaunchPlan &plan = plans.lookup(kernel);
+  auto [R, C] = spaceExtents(kernel);
+  std::string extents;
+  for (Value input : plan.openInputs) {
+    auto [rows, cols] = hostExtents(input);
+    extents += ", " + rows + ", " + cols;
+  }
+  auto launch = [&](const std::string &name, const std::string &grid) {
+    line() << name << "<<<" << grid << ", " << kBlockThreads
+           << ", 0, call.stream>>>(call, slots, " << R << ", " << C << extents
+           << ");\n";
+    line() << "OPTGEN_CUDA_CHECK(cudaGetLastError(), "
+           << cppString("launching " + name) << ");\n";
+  };
+  std::string rowsGrid = "dim3(static_cast<unsigned>(" + R + "), call.members)";
+  std::string colsGrid = "dim3(static_cast<unsigned>((" + C + " + " +
+                         std::to_string(kBlockThreads - 1) + ") / " +
+                         std::to_string(kBlockThreads) + "), call.members)";
+  if (plan.space)
+    launch(plan.name, plan.partials ? "dim3(" + std::to_string(plan.partials) +
+                                          ", call.members)"
+                                    : "spaceGrid(" + R + " * " + C + ")");
+  if (plan.axis) {
+    // Along the first axis a column reduces to one value.
+    std::string a = hostScalar(plan.axis);
+    line() << "if ((" << a << ") == 0 || (" << a << ") == -2) {\n";
+    ++indent;
+    launch(plan.name + "_cols", colsGrid);
+    --indent;
+    line() << "} else {\n";
+    ++indent;
+    launch(plan.name + "_rows", rowsGrid);
+    --indent;
+    line() << "}\n";
+  } else {
+    if (plan.rows)
+      launch(plan.name + "_rows", rowsGrid);
+    if (plan.cols)
+      launch(plan.name + "_cols", colsGrid);
+  }
+  if (plan.partials)
+    launch(plan.name + "_finish", "dim3(1, call.members)");
 }
 
 void CudaRuleEmitter::emitLaunch() {
@@ -1225,13 +1408,17 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
           })
           .Case([&](DimOp query) {
             auto type = cast<SymbolicTensorType>(query.getInput().getType());
-            auto [r, c] = rowsCols(type);
-            std::optional<int64_t> axis = constantInt(query.getAxis());
-            bool first = type.getRank() == 2 && axis &&
-                         (*axis == 0 || *axis == -2);
+            auto [r, c] = hostExtents(query.getInput());
+            std::string extent = c;
+            if (type.getRank() == 2) {
+              std::string a = hostScalar(query.getAxis());
+              extent = "((" + a + ") == 0 || (" + a + ") == -2 ? " + r +
+                       " : " + c + ")";
+              if (std::optional<int64_t> known = constantInt(query.getAxis()))
+                extent = *known == 0 || *known == -2 ? r : c;
+            }
             std::string name = nameFor(query, "size");
-            line() << "const int64_t " << name << " = " << (first ? r : c)
-                   << ";\n";
+            line() << "const int64_t " << name << " = " << extent << ";\n";
             hostExprs[query] = name;
           })
           .Case([&](NumelOp query) {
@@ -1252,11 +1439,27 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
       continue;
     }
     if (auto kernel = dyn_cast<KernelOp>(op)) {
+      if (!elementwise) {
+        printLaunches(kernel, indent);
+        continue;
+      }
       // Launches are printed at the launch function's indentation.
       SmallVector<StringRef> lines;
       StringRef(launches[kernel]).split(lines, '\n', -1, false);
       for (StringRef launch : lines)
         line() << launch.ltrim() << "\n";
+      continue;
+    }
+    if (isa<UpdateOp>(op)) {
+      for (auto [index, store] : llvm::enumerate(stores)) {
+        auto [rows, cols] = hostExtents(store.first);
+        std::string name = ident + "_store" + std::to_string(index);
+        line() << name << "<<<spaceGrid(" << rows << " * " << cols << "), "
+               << kBlockThreads << ", 0, call.stream>>>(call, slots, " << rows
+               << " * " << cols << ");\n";
+        line() << "OPTGEN_CUDA_CHECK(cudaGetLastError(), "
+               << cppString("launching " + name) << ");\n";
+      }
       continue;
     }
     if (auto gemm = dyn_cast<GemmOp>(op)) {
@@ -1372,6 +1575,8 @@ LogicalResult CudaRuleEmitter::emit(RuleStepFunctions &step) {
   for (auto [i, kernel] : llvm::enumerate(kernels))
     if (failed(emitKernel(kernel, i)))
       return failure();
+  if (!elementwise)
+    emitStoreKernels();
   emitLaunch();
   step.launch = "launch_" + ident;
   return success();
