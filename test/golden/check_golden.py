@@ -1,7 +1,8 @@
 """Replays a golden case and applies the tolerances of README.md.
 
 check_golden.py --case CASE -- COMMAND...   (COMMAND replays a case and
-accepts --case CASE --report REPORT: a generated runner, or optgen run)
+accepts --case CASE --report REPORT: a generated runner, or optgen run;
+a runner that exits 77 had no device, and the check is skipped)
 
 f32 cases: every parameter's update error < 1e-4. bf16 cases: AdamW
 parameters < 1e-5; Muon parameters < 0.2 where the matrix's sides are
@@ -14,6 +15,10 @@ import struct
 import subprocess
 import sys
 import tempfile
+
+# A runner's status when it has no device to run on (a CUDA runner without a
+# GPU): the check is skipped, and says so.
+NO_DEVICE = 77
 
 
 def case_metadata(path):
@@ -36,8 +41,14 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         report_path = os.path.join(tmp, "report.json")
-        subprocess.run(command + ["--case", args.case, "--report", report_path],
-                       check=True, stdout=subprocess.DEVNULL)
+        ran = subprocess.run(command + ["--case", args.case, "--report",
+                                        report_path],
+                             stdout=subprocess.DEVNULL)
+        if ran.returncode == NO_DEVICE:
+            print(f"{command[0]}: no device to run on: skipped")
+            sys.exit(NO_DEVICE)
+        if ran.returncode != 0:
+            sys.exit(f"{command[0]} failed with status {ran.returncode}")
         with open(report_path) as f:
             report = json.load(f)
 
