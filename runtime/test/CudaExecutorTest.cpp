@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaTestRules.h"
+#include "CudaTestSupport.h"
 
 #include "optgen/runtime/CudaCheck.h"
 #include "optgen/runtime/CudaOptimizer.h"
@@ -32,15 +33,6 @@ using namespace optgen::runtime;
 using namespace optgen::runtime::test;
 
 namespace {
-
-bool haveCudaDevice() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
-
-#define SKIP_WITHOUT_CUDA_DEVICE()                                             \
-  if (!haveCudaDevice())                                                       \
-  GTEST_SKIP() << "no CUDA device: skipped"
 
 /// The host's version of CudaTestRules.cu's kernels, operation for
 /// operation (this file is compiled without contraction into FMAs).
@@ -142,31 +134,6 @@ struct Model {
   }
   TensorView view(std::vector<unsigned char> &bytes, size_t t) {
     return {bytes.data(), dtype, shapes[t], Device::Host};
-  }
-};
-
-/// Device memory holding a copy of host bytes.
-struct DeviceBytes {
-  void *data = nullptr;
-  size_t size;
-  explicit DeviceBytes(const std::vector<unsigned char> &bytes)
-      : size(bytes.size()) {
-    OPTGEN_CUDA_CHECK(cudaMalloc(&data, size), "test memory");
-    upload(bytes);
-  }
-  ~DeviceBytes() { cudaFree(data); }
-  DeviceBytes(const DeviceBytes &) = delete;
-  DeviceBytes &operator=(const DeviceBytes &) = delete;
-  /// Ordered like work on the legacy default stream.
-  void upload(const std::vector<unsigned char> &bytes) {
-    OPTGEN_CUDA_CHECK(
-        cudaMemcpy(data, bytes.data(), size, cudaMemcpyHostToDevice), "test");
-  }
-  std::vector<unsigned char> download() const {
-    std::vector<unsigned char> bytes(size);
-    OPTGEN_CUDA_CHECK(
-        cudaMemcpy(bytes.data(), data, size, cudaMemcpyDeviceToHost), "test");
-    return bytes;
   }
 };
 
