@@ -39,25 +39,6 @@ using Layout = Owned<cublasLtMatrixLayoutOpaque_t, cublasLtMatrixLayoutDestroy>;
 using Preference =
     Owned<cublasLtMatmulPreferenceOpaque_t, cublasLtMatmulPreferenceDestroy>;
 
-/// This thread's stream-capture mode relaxed for a scope. cuBLASLt's
-/// heuristic query enqueues nothing, but may make CUDA calls that the
-/// executor's thread-local capture forbids (some cuBLASLt versions fail the
-/// query while a stream captures); relaxed, they run, and the capture goes
-/// on.
-class RelaxedCapture {
-public:
-  RelaxedCapture() {
-    OPTGEN_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode_),
-                      "querying cuBLASLt's heuristic");
-  }
-  ~RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode_); }
-  RelaxedCapture(const RelaxedCapture &) = delete;
-  RelaxedCapture &operator=(const RelaxedCapture &) = delete;
-
-private:
-  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
-};
-
 /// Whether some member of x and some member of y (`batch` of each) share
 /// an element. Members of each lie at increasing addresses (stride >= 0)
 /// and end in that order (one size), so one sweep over both lists finds
@@ -111,12 +92,14 @@ struct Product {
            " of " + shapeText(m, k) + " and " + shapeText(k, n) + " into " +
            shapeText(m, n);
   }
+  /// "WHAT: 3 matrix products of ...", what a failed call reports.
+  std::string about() const { return std::string(what) + ": " + shapes(); }
   [[noreturn]] void fail(const std::string &message) const {
     throw Error(std::string(what) + ": " + message);
   }
   void check(cublasStatus_t status, const char *call) const {
     if (status != CUBLAS_STATUS_SUCCESS)
-      throwBlasError(status, call, std::string(what) + ": " + shapes());
+      throwBlasError(status, call, about());
   }
   /// cuBLASLt's column-major view of x: the row-major rows x cols is its
   /// transpose, cols x rows with a leading dimension of cols.
@@ -138,6 +121,27 @@ struct Product {
           "cublasLtMatrixLayoutSetAttribute");
     return owned;
   }
+};
+
+/// This thread's stream-capture mode relaxed for a scope. cuBLASLt's
+/// heuristic query enqueues nothing, but may make CUDA calls that the
+/// executor's thread-local capture forbids (some cuBLASLt versions fail the
+/// query while a stream captures); relaxed, they run, and the capture goes
+/// on.
+class RelaxedCapture {
+public:
+  explicit RelaxedCapture(const Product &product) {
+    cudaError_t result = cudaThreadExchangeStreamCaptureMode(&mode_);
+    if (result != cudaSuccess)
+      throwCudaError(result, "cudaThreadExchangeStreamCaptureMode",
+                     product.about());
+  }
+  ~RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCapture(const RelaxedCapture &) = delete;
+  RelaxedCapture &operator=(const RelaxedCapture &) = delete;
+
+private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
 };
 
 } // namespace
@@ -229,10 +233,11 @@ void deviceGemm(const DeviceBlas &blas, const DeviceMatrices &a,
   if (k == 0) {
     // Nothing to multiply: the result is beta * c or 0, as the host's gemm
     // computes it too (cuBLASLt is not asked for an empty inner product).
-    checkCuda(launchScaled(out.data, out.stride, c ? c->data : nullptr,
-                           c ? c->stride : 0, beta, m * n, batch, stream),
-              "the kernel's launch",
-              std::string(what) + ": " + product.shapes());
+    cudaError_t result =
+        launchScaled(out.data, out.stride, c ? c->data : nullptr,
+                     c ? c->stride : 0, beta, m * n, batch, stream);
+    if (result != cudaSuccess)
+      throwCudaError(result, "the kernel's launch", product.about());
     return;
   }
   if (!blas.handle())
@@ -289,7 +294,7 @@ void deviceGemm(const DeviceBlas &blas, const DeviceMatrices &a,
   cublasLtMatmulHeuristicResult_t heuristic = {};
   int found = 0;
   {
-    RelaxedCapture relaxed;
+    RelaxedCapture relaxed(product);
     product.check(
         cublasLtMatmulAlgoGetHeuristic(blas.handle(), rawDesc, layoutA.get(),
                                        layoutB.get(), cLayout, layoutD.get(),
