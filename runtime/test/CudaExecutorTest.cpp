@@ -4,13 +4,15 @@
 // hand-written kernels (CudaTestRules.cu) on the CUDA executor, must step
 // the same parameters to the same bits, f32 and bf16, with and without CUDA
 // graphs, with hyperparameters changed between steps (a graph replayed must
-// see them); checkpoints must not depend on the executor. What prepare()
-// rejects before touching a device is tested everywhere; the rest skips
-// itself without a GPU.
+// see them, and one captured from a launch that read an integer one on the
+// host must be captured again); checkpoints must not depend on the
+// executor. What prepare() rejects before touching a device is tested
+// everywhere; the rest skips itself without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaTestRules.h"
+#include "CudaTestSupport.h"
 
 #include "optgen/runtime/CudaCheck.h"
 #include "optgen/runtime/CudaOptimizer.h"
@@ -32,15 +34,6 @@ using namespace optgen::runtime;
 using namespace optgen::runtime::test;
 
 namespace {
-
-bool haveCudaDevice() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
-
-#define SKIP_WITHOUT_CUDA_DEVICE()                                             \
-  if (!haveCudaDevice())                                                       \
-  GTEST_SKIP() << "no CUDA device: skipped"
 
 /// The host's version of CudaTestRules.cu's kernels, operation for
 /// operation (this file is compiled without contraction into FMAs).
@@ -142,31 +135,6 @@ struct Model {
   }
   TensorView view(std::vector<unsigned char> &bytes, size_t t) {
     return {bytes.data(), dtype, shapes[t], Device::Host};
-  }
-};
-
-/// Device memory holding a copy of host bytes.
-struct DeviceBytes {
-  void *data = nullptr;
-  size_t size;
-  explicit DeviceBytes(const std::vector<unsigned char> &bytes)
-      : size(bytes.size()) {
-    OPTGEN_CUDA_CHECK(cudaMalloc(&data, size), "test memory");
-    upload(bytes);
-  }
-  ~DeviceBytes() { cudaFree(data); }
-  DeviceBytes(const DeviceBytes &) = delete;
-  DeviceBytes &operator=(const DeviceBytes &) = delete;
-  /// Ordered like work on the legacy default stream.
-  void upload(const std::vector<unsigned char> &bytes) {
-    OPTGEN_CUDA_CHECK(
-        cudaMemcpy(data, bytes.data(), size, cudaMemcpyHostToDevice), "test");
-  }
-  std::vector<unsigned char> download() const {
-    std::vector<unsigned char> bytes(size);
-    OPTGEN_CUDA_CHECK(
-        cudaMemcpy(bytes.data(), data, size, cudaMemcpyDeviceToHost), "test");
-    return bytes;
   }
 };
 
@@ -426,6 +394,124 @@ TEST(CudaExecutorTest, AStepOutOfOrderFailsAndTheNextOneRuns) {
     compiledStep = computeUnit0;
     EXPECT_NO_THROW(deviceOpt.step());
     EXPECT_EQ(deviceOpt.stepCount("e"), 4);
+  }
+}
+
+/// The host's version of launchRepeatedProducts: the same products in f32,
+/// whose sums are exact for the test's gradients (one nonzero term each),
+/// so that the device's order of summation does not matter.
+void stepRepeatedProducts(const RuleCall &call) {
+  int64_t rows = call.rows, cols = call.cols;
+  float lr = static_cast<float>(call.hypers[kRepeatLrAt]);
+  std::vector<float> product(static_cast<size_t>(cols * cols));
+  std::vector<float> update(static_cast<size_t>(rows * cols));
+  for (int t = 0; t < static_cast<int>(call.hypers[kRepeatTimesAt]); ++t) {
+    for (int64_t i = 0; i < cols; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        float sum = 0.0f;
+        for (int64_t k = 0; k < rows; ++k)
+          sum += call.grad[k * cols + i] * call.param[k * cols + j];
+        product[i * cols + j] = sum;
+      }
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        float sum = 0.0f;
+        for (int64_t k = 0; k < cols; ++k)
+          sum += call.grad[i * cols + k] * product[k * cols + j];
+        update[i * cols + j] = sum;
+      }
+    for (int64_t i = 0; i < rows * cols; ++i)
+      call.param[i] = call.param[i] - lr * update[i];
+  }
+}
+
+void noStates(const int64_t *, int, int64_t *, int64_t *) {}
+
+/// One rule of repeated products for every parameter: its learning rate a
+/// float, its number of repetitions an int.
+OptimizerSpec repeatSpec(bool onDevice) {
+  RuleSpec rule{"repeat",
+                2,
+                {{"lr", 1, kRepeatLrAt, false, true, {0.5}},
+                 {"times", 1, kRepeatTimesAt, true, true, {2}}},
+                {},
+                noStates,
+                onDevice ? nullptr : stepRepeatedProducts,
+                false,
+                repeatWorkspace};
+  rule.launch = onDevice ? launchRepeatedProducts : nullptr;
+  OptimizerSpec spec;
+  spec.name = "repeat";
+  spec.rules = {rule};
+  spec.groups = {{"all", 0, {"*"}, nullptr, {}}};
+  spec.distribution = Distribution::None;
+  spec.smallNumel = 0;
+  return spec;
+}
+
+TEST(CudaExecutorTest, AnIntegerHyperparameterChangeCapturesTheStepAgain) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  // Two 4x3 matrices (one unit): parameters without zeros, and gradients
+  // whose columns have one nonzero (+-1) each, so that every sum of the
+  // products has one nonzero term and is exact in any order.
+  constexpr int64_t rows = 4, cols = 3;
+  std::vector<std::string> names = {"w0", "w1"};
+  std::vector<std::vector<float>> hostParams, hostGrads(2);
+  std::vector<std::unique_ptr<DeviceBytes>> params, grads;
+  auto setGradients = [&](int step) {
+    for (size_t t = 0; t < names.size(); ++t) {
+      hostGrads[t].assign(rows * cols, 0.0f);
+      for (int64_t i = 0; i < rows; ++i) {
+        int64_t j = (i + step + static_cast<int64_t>(t)) % rows;
+        if (j < cols)
+          hostGrads[t][i * cols + j] = i % 2 ? -1.0f : 1.0f;
+      }
+    }
+  };
+  setGradients(0);
+  Optimizer hostOpt(repeatSpec(false));
+  CudaOptimizer deviceOpt(repeatSpec(true));
+  deviceOpt.setGraphs(true);
+  for (size_t t = 0; t < names.size(); ++t) {
+    std::vector<float> values;
+    for (int64_t i = 0; i < rows * cols; ++i)
+      values.push_back(static_cast<float>((i + 3 * t) % 4) - 1.5f);
+    hostParams.push_back(values);
+    params.push_back(std::make_unique<DeviceBytes>(bytesOf(values)));
+    grads.push_back(std::make_unique<DeviceBytes>(bytesOf(hostGrads[t])));
+  }
+  for (size_t t = 0; t < names.size(); ++t) {
+    hostOpt.addParameter(
+        names[t],
+        {hostParams[t].data(), DType::F32, {rows, cols}, Device::Host},
+        {hostGrads[t].data(), DType::F32, {rows, cols}, Device::Host});
+    deviceOpt.addParameter(
+        names[t], {params[t]->data, DType::F32, {rows, cols}, Device::Cuda},
+        {grads[t]->data, DType::F32, {rows, cols}, Device::Cuda});
+  }
+  hostOpt.finalize();
+  deviceOpt.finalize();
+  ASSERT_EQ(deviceOpt.schedule().units.size(), 1u);
+  // Captures after each step: the first step's; none for the float change
+  // at step 2; one for the int change at step 3.
+  const int64_t captures[] = {1, 1, 1, 2, 2};
+  for (int step = 0; step < 5; ++step) {
+    for (OptimizerFront *opt : {static_cast<OptimizerFront *>(&hostOpt),
+                                static_cast<OptimizerFront *>(&deviceOpt)}) {
+      if (step == 2)
+        opt->setHyper("all", "lr", 0.25);
+      if (step == 3)
+        opt->setHyper("all", "times", 3);
+    }
+    setGradients(step);
+    for (size_t t = 0; t < names.size(); ++t)
+      grads[t]->upload(bytesOf(hostGrads[t]));
+    hostOpt.step();
+    deviceOpt.step();
+    for (size_t t = 0; t < names.size(); ++t)
+      EXPECT_EQ(params[t]->download(), bytesOf(hostParams[t]))
+          << "parameter " << names[t] << " after step " << step;
+    EXPECT_EQ(deviceOpt.captures(), captures[step]) << "after step " << step;
   }
 }
 

@@ -3,6 +3,7 @@
 #include "CudaTestRules.h"
 
 #include "optgen/runtime/CudaOptimizer.h"
+#include "optgen/runtime/Error.h"
 
 #include <algorithm>
 
@@ -50,6 +51,46 @@ void launch(const DeviceCall &call, int64_t numel) {
 
 __global__ void emptyKernel() {}
 
+/// Where a member's matrices are in its workspace, in floats: the
+/// gradient, the parameter (rows x cols each), grad^T @ param (cols x cols)
+/// and the update (rows x cols).
+struct RepeatSlots {
+  int64_t size; ///< rows x cols
+  int64_t grad, param, product, update, end;
+  RepeatSlots(int64_t rows, int64_t cols)
+      : size(rows * cols), grad(0), param(size), product(2 * size),
+        update(product + cols * cols), end(update + size) {}
+};
+
+/// Member blockIdx.y's gradient and parameter into its workspace (Gather),
+/// or its parameter back from there: the executor's pointer tables are
+/// device memory, which the host cannot give deviceGemm.
+template <bool Gather>
+__global__ void moveKernel(DeviceCall call, RepeatSlots slots) {
+  int m = blockIdx.y;
+  float *slot = call.workspace + m * call.workspacePerMember;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < slots.size; i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    if constexpr (Gather) {
+      slot[slots.grad + i] = call.grads[m][i];
+      slot[slots.param + i] = call.params[m][i];
+    } else {
+      call.params[m][i] = slot[slots.param + i];
+    }
+  }
+}
+
+/// param -= lr * update in member blockIdx.y's workspace: the float
+/// hyperparameter is read here, on the device, never by the launch.
+__global__ void descendKernel(DeviceCall call, RepeatSlots slots) {
+  float *slot = call.workspace + blockIdx.y * call.workspacePerMember;
+  float lr = static_cast<float>(call.hypers[kRepeatLrAt]);
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < slots.size; i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    slot[slots.param + i] =
+        __fsub_rn(slot[slots.param + i], __fmul_rn(lr, slot[slots.update + i]));
+}
+
 } // namespace
 
 void launchTooManyThreads() {
@@ -64,6 +105,41 @@ void launchMomentumMatrix(const DeviceCall &call) {
   DeviceCall byShape = call;
   byShape.numels = nullptr;
   launch(byShape, call.rows * call.cols);
+}
+
+int64_t repeatWorkspace(const int64_t *shape, int) {
+  return RepeatSlots(shape[0], shape[1]).end;
+}
+
+void launchRepeatedProducts(const DeviceCall &call) {
+  if (!call.blas)
+    throw Error("a rule of matrices was given no DeviceBlas");
+  int64_t rows = call.rows, cols = call.cols;
+  int64_t stride = call.workspacePerMember;
+  RepeatSlots slots(rows, cols);
+  auto at = [&](int64_t slot, int64_t slotRows, int64_t slotCols) {
+    return DeviceMatrices{call.workspace + slot, slotRows, slotCols, stride};
+  };
+  DeviceMatrices grad = at(slots.grad, rows, cols);
+  DeviceMatrices param = at(slots.param, rows, cols);
+  DeviceMatrices product = at(slots.product, cols, cols);
+  DeviceMatrices update = at(slots.update, rows, cols);
+  constexpr int threads = 128;
+  dim3 grid(static_cast<unsigned>((slots.size + threads - 1) / threads),
+            static_cast<unsigned>(call.members));
+  moveKernel<true><<<grid, threads, 0, call.stream>>>(call, slots);
+  checkLaunch("moveKernel");
+  int times = static_cast<int>(call.hostHypers[kRepeatTimesAt]);
+  for (int t = 0; t < times; ++t) {
+    deviceGemm(*call.blas, grad, true, param, false, 1.0f, nullptr, 0.0f,
+               product, call.members, call.stream, "grad^T @ param");
+    deviceGemm(*call.blas, grad, false, product, false, 1.0f, nullptr, 0.0f,
+               update, call.members, call.stream, "grad @ product");
+    descendKernel<<<grid, threads, 0, call.stream>>>(call, slots);
+    checkLaunch("descendKernel");
+  }
+  moveKernel<false><<<grid, threads, 0, call.stream>>>(call, slots);
+  checkLaunch("moveKernel");
 }
 
 } // namespace optgen::runtime::test

@@ -5,12 +5,14 @@
 #include "Staging.h"
 #include "optgen/runtime/CudaCheck.h"
 #include "optgen/runtime/DeviceCall.h"
+#include "optgen/runtime/DeviceGemm.h"
 #include "optgen/runtime/Error.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -124,6 +126,7 @@ public:
   int64_t bytesReceived() const override { return 0; }
   void setStream(cudaStream_t stream) override;
   void setGraphs(bool enabled) override;
+  int64_t captures() const override { return captures_; }
 
 private:
   const std::string &paramName(size_t param) const {
@@ -151,6 +154,10 @@ private:
   /// The unit's device work, on the stream (captured or not).
   void enqueue(const Unit &unit);
   bool replaying() const { return graph_ && !capturing_; }
+  /// Drops the captured graph (freed once a launch in flight completes).
+  void dropGraph() noexcept;
+  /// The integer hyperparameters' values now, in intHypers_'s order.
+  std::vector<double> intHyperValues() const;
   /// The stream a step runs on when the caller gave `stream`.
   cudaStream_t streamFor(cudaStream_t stream) const {
     return stream == nullptr || stream == cudaStreamLegacy ? own_ : stream;
@@ -175,6 +182,14 @@ private:
   size_t hyperWords_ = 0;
   std::vector<size_t> stepSlot_;
   std::vector<uint64_t> hostValues_;
+  /// Every integer hyperparameter value (each group's, in host memory), and
+  /// their values when the graph was captured: launches may have decided
+  /// on the host from them (DeviceCall::hostHypers).
+  std::vector<const double *> intHypers_;
+  std::vector<double> capturedInts_;
+  /// cuBLASLt for the rules' matrix products; empty when every rule is
+  /// elementwise.
+  DeviceBlas blas_;
 
   cudaStream_t requested_ = nullptr; ///< what setStream() gave
   cudaStream_t stream_ = nullptr;    ///< what steps run on
@@ -189,6 +204,8 @@ private:
   /// of them this step has computed.
   std::vector<int> captured_;
   size_t replayed_ = 0;
+  /// Graphs captured (and instantiated) so far.
+  int64_t captures_ = 0;
 };
 
 CudaExecutorImpl::CudaExecutorImpl() {
@@ -207,8 +224,7 @@ CudaExecutorImpl::~CudaExecutorImpl() {
   abandonCapture();
   if (stream_)
     cudaStreamSynchronize(stream_); // nothing may run on what is freed
-  if (graph_)
-    cudaGraphExecDestroy(graph_);
+  dropGraph();
   if (order_)
     cudaEventDestroy(order_);
   if (own_)
@@ -216,6 +232,7 @@ CudaExecutorImpl::~CudaExecutorImpl() {
   for (DeviceBuffer *buffer :
        {&states_, &staging_, &workspace_, &tables_, &values_})
     buffer->release();
+  blas_ = DeviceBlas(); // while its device is current
   if (previous >= 0)
     cudaSetDevice(previous);
 }
@@ -401,10 +418,15 @@ void CudaExecutorImpl::allocate() {
   // The hyperparameters: one array per group (parameters of a group share
   // theirs), as long as its rule's layout. The step counts after them.
   std::map<const double *, size_t> arrayOf;
+  std::set<const double *> ints;
   for (const ExecutorParam &param : params) {
     int length = 0;
-    for (const HyperSpec &hyper : param.rule->hypers)
+    for (const HyperSpec &hyper : param.rule->hypers) {
       length = std::max(length, hyper.offset + hyper.size);
+      if (hyper.isInt)
+        for (int i = 0; i < hyper.size; ++i)
+          ints.insert(param.hypers + hyper.offset + i);
+    }
     auto [found, isNew] = arrayOf.emplace(param.hypers, hyperArrays_.size());
     if (isNew)
       hyperArrays_.push_back({param.hypers, 0, 0});
@@ -415,6 +437,7 @@ void CudaExecutorImpl::allocate() {
     array.at = hyperWords_;
     hyperWords_ += array.length;
   }
+  intHypers_.assign(ints.begin(), ints.end());
   stepSlot_.assign(params.size(), 0);
   size_t slot = hyperWords_;
   for (const Unit &unit : units_)
@@ -495,6 +518,10 @@ void CudaExecutorImpl::allocate() {
   OPTGEN_CUDA_CHECK(cudaEventCreateWithFlags(&order_, cudaEventDisableTiming),
                     "creating the CUDA executor's event");
   stream_ = streamFor(requested_);
+  // Only a rule that is not elementwise multiplies matrices.
+  if (std::any_of(units_.begin(), units_.end(),
+                  [](const Unit &unit) { return !unit.rule->elementwise; }))
+    blas_ = DeviceBlas::create();
 
   const double *hypers = reinterpret_cast<const double *>(values_.data());
   const int64_t *steps = reinterpret_cast<const int64_t *>(values_.data());
@@ -517,6 +544,8 @@ void CudaExecutorImpl::allocate() {
     call.steps = steps + stepSlot_[first];
     call.hypers =
         hypers + hyperArrays_[arrayOf.at(setup_.params[first].hypers)].at;
+    call.hostHypers = setup_.params[first].hypers;
+    call.blas = blas_.handle() ? &blas_ : nullptr;
     call.workspace = call.workspacePerMember
                          ? reinterpret_cast<float *>(workspace_.data())
                          : nullptr;
@@ -545,6 +574,20 @@ void CudaExecutorImpl::abandonCapture() noexcept {
     cudaGraphDestroy(partial);
   cudaGetLastError(); // an invalidated capture's error is the step's too
   captured_.clear();
+}
+
+void CudaExecutorImpl::dropGraph() noexcept {
+  if (graph_)
+    cudaGraphExecDestroy(graph_);
+  graph_ = nullptr;
+  captured_.clear();
+}
+
+std::vector<double> CudaExecutorImpl::intHyperValues() const {
+  std::vector<double> values;
+  for (const double *value : intHypers_)
+    values.push_back(*value);
+  return values;
 }
 
 void CudaExecutorImpl::fail(const std::string &message) {
@@ -592,6 +635,10 @@ void CudaExecutorImpl::beginStep() {
                                       hostValues_.size() * sizeof(uint64_t),
                                       cudaMemcpyHostToDevice, stream_),
                       "copying the hyperparameters and step counts");
+  // The graph replays what its launches decided on the host at its capture:
+  // a changed integer hyperparameter (a loop count) needs a new one.
+  if (graph_ && intHyperValues() != capturedInts_)
+    dropGraph();
   if (graphs_ && !graph_) {
     // Thread-local: a CUDA call of this thread that may not be captured
     // (a rule allocating memory in its launch) fails the capture; other
@@ -601,6 +648,7 @@ void CudaExecutorImpl::beginStep() {
         "capturing the step as a CUDA graph");
     capturing_ = true;
     captured_.clear();
+    capturedInts_ = intHyperValues();
   }
 }
 
@@ -666,6 +714,7 @@ void CudaExecutorImpl::endStep() {
         captured_.clear();
         throwCudaError(instantiated, "cudaGraphInstantiate", context);
       }
+      ++captures_;
     }
     if (graph_)
       OPTGEN_CUDA_CHECK(cudaGraphLaunch(graph_, stream_), context);
@@ -752,11 +801,8 @@ void CudaExecutorImpl::setStream(cudaStream_t stream) {
 void CudaExecutorImpl::setGraphs(bool enabled) {
   abandonCapture();
   graphs_ = enabled;
-  if (!enabled && graph_) {
-    cudaGraphExecDestroy(graph_); // freed once a launch in flight completes
-    graph_ = nullptr;
-    captured_.clear();
-  }
+  if (!enabled)
+    dropGraph();
 }
 
 } // namespace

@@ -13,7 +13,10 @@
 // - every unit's DeviceCall tables (pointers per member, element counts)
 //   and conversion lists;
 // - one buffer of every group's hyperparameters and every parameter's step
-//   count, refreshed by one host-to-device copy at the start of each step.
+//   count, refreshed by one host-to-device copy at the start of each step;
+// - when a rule is not elementwise (it may multiply matrices), a cuBLASLt
+//   handle and its workspace (DeviceGemm.h's DeviceBlas), which every
+//   unit's launch is given.
 //
 // A step: beginStep() enqueues that copy; compute(unit) enqueues the unit's
 // bf16 widening, the rule's launch (RuleSpec::launch, with the unit's
@@ -26,13 +29,20 @@
 // endStep() then launches; later steps check the primitives' order against
 // the captured one and launch the graph in endStep(). The hyperparameter
 // copy stays outside the graph, so setHyper() and loadState() take effect
-// without a new capture. Every pointer the graph holds is fixed at
-// prepare(), the caller's parameters and gradients included: they must not
-// move while the optimizer lives. Graphs are on unless the environment
-// variable OPTGEN_CUDA_GRAPHS is "0" when the executor is made, or
-// setGraphs(false) is called; without them every step launches its kernels
-// itself, which, with CUDA_LAUNCH_BLOCKING=1, makes a faulting kernel's
-// error name its unit (a fault inside a graph surfaces at a later CUDA call).
+// without a new capture, but for integer hyperparameters: a launch may
+// decide on the host from them (a loop count, from DeviceCall::hostHypers),
+// which the graph replays as it was decided. So the executor keeps every
+// integer hyperparameter's value (of every group) as it was at the
+// capture, compares at beginStep(), and when one differs drops the graph
+// and captures that step anew (captures() counts them). Float
+// hyperparameters never cause a capture: launches read them on the device.
+// Every pointer the graph holds is fixed at prepare(), the caller's
+// parameters and gradients included: they must not move while the
+// optimizer lives. Graphs are on unless the environment variable
+// OPTGEN_CUDA_GRAPHS is "0" when the executor is made, or setGraphs(false)
+// is called; without them every step launches its kernels itself, which,
+// with CUDA_LAUNCH_BLOCKING=1, makes a faulting kernel's error name its
+// unit (a fault inside a graph surfaces at a later CUDA call).
 //
 // Streams. A step runs on the caller's stream (setStream()), ordered after
 // the work the caller enqueued there before step() and before what it
@@ -56,6 +66,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <memory>
 
 namespace optgen::runtime {
@@ -71,6 +82,10 @@ public:
   /// OPTGEN_CUDA_GRAPHS=0); called between steps. Turning graphs off drops
   /// the captured graph; turning them on captures the next step.
   virtual void setGraphs(bool enabled) = 0;
+  /// How many steps were captured as a CUDA graph: the first (with graphs
+  /// on), then one after each change of an integer hyperparameter and each
+  /// setGraphs(true) that followed setGraphs(false).
+  virtual int64_t captures() const = 0;
 };
 
 /// An executor for the current CUDA device. Touches no device until

@@ -2,10 +2,11 @@
 //
 // Generated CUDA code includes this one header: the optimizer its class
 // derives from (the device-agnostic front on the CUDA executor), what its
-// launch functions receive (DeviceCall.h) and check their launches with
-// (CudaCheck.h), the element math and bf16 rounding its kernels call
-// (ElementMath.h, Float16.h), so that a device computes what the host does,
-// their fixed-order reductions (DeviceReduce.h) and the host code's Tile.
+// launch functions receive (DeviceCall.h), check their launches with
+// (CudaCheck.h) and compute matrix products with (DeviceGemm.h), the
+// element math and bf16 rounding its kernels call (ElementMath.h,
+// Float16.h), so that a device computes what the host does, their
+// fixed-order reductions (DeviceReduce.h) and the host code's Tile.
 // The cpu component's Optimizer.h is its host peer.
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +17,7 @@
 #include "optgen/runtime/CudaCheck.h"
 #include "optgen/runtime/CudaExecutor.h"
 #include "optgen/runtime/DeviceCall.h"
+#include "optgen/runtime/DeviceGemm.h"
 #include "optgen/runtime/ElementMath.h"
 #include "optgen/runtime/Float16.h"
 #include "optgen/runtime/OptimizerFront.h"
@@ -46,6 +48,10 @@ public:
   /// Steps as a CUDA graph (the default unless OPTGEN_CUDA_GRAPHS=0), or
   /// launching every kernel at every step, for debugging.
   void setGraphs(bool enabled) { executor_->setGraphs(enabled); }
+  /// How many steps were captured as a CUDA graph (CudaExecutor::captures):
+  /// a count that grows at every step means an integer hyperparameter
+  /// changes at every step, and every step pays a capture.
+  int64_t captures() const { return executor_->captures(); }
 
 private:
   /// The front owns `executor`; this class keeps a pointer to set streams.

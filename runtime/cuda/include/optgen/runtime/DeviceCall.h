@@ -11,17 +11,19 @@
 // each step.
 //
 // What a launch function may do, so that a graph captured from its first
-// call replays it correctly: enqueue kernels (any number) on `stream` and
-// nothing else; decide them from the host fields below alone, which never
-// change (but for the stream, which setStream() may replace); read the
-// hyperparameters and step counts only in device code. It must not
-// synchronise, allocate or free memory, copy to or from the host, or use
-// another stream (during capture these fail, or escape the graph). Where
-// the host's arithmetic must be matched bit for bit, kernels compute in f32
-// without contraction into fused multiply-adds (nvcc contracts a * b + c by
-// default; __fmul_rn and __fadd_rn never are), and round to bf16 with
-// Float16.h. A member with no elements is stepped with the others; a unit
-// whose members all have none is not launched.
+// call replays it correctly: enqueue kernels (any number) and matrix
+// products (DeviceGemm.h) on `stream` and nothing else; decide them from
+// the host fields below alone, which never change but for the stream
+// (setStream() may replace it) and the integer hyperparameters of
+// `hostHypers` (when one changes, the executor captures the step again);
+// read the float hyperparameters and the step counts only in device code.
+// It must not synchronise, allocate or free memory, copy to or from the
+// host, or use another stream (during capture these fail, or escape the
+// graph). Where the host's arithmetic must be matched bit for bit, kernels
+// compute in f32 without contraction into fused multiply-adds (nvcc
+// contracts a * b + c by default; __fmul_rn and __fadd_rn never are), and
+// round to bf16 with Float16.h. A member with no elements is stepped with
+// the others; a unit whose members all have none is not launched.
 //
 // Alignment: the executor's memory (f32 staging of bf16 parameters and
 // gradients, each state's [K, rows, cols] array, each member's workspace)
@@ -40,6 +42,8 @@
 
 namespace optgen::runtime {
 
+class DeviceBlas; // DeviceGemm.h
+
 struct DeviceCall {
   // --- Host values, the same at every step ---------------------------------
   /// The parameters stepped by this call (K).
@@ -57,6 +61,17 @@ struct DeviceCall {
   /// Where to enqueue: the executor's stream (the caller's, or its own).
   /// A replayed graph runs on whatever stream is current then.
   cudaStream_t stream = nullptr;
+  /// The group's hyperparameter values in host memory, laid out as `hypers`
+  /// (HyperSpec::offset), as they are at this call: for what a launch
+  /// decides on the host from an integer hyperparameter, such as a loop
+  /// count (the number of products it enqueues). A float one may change
+  /// without a new capture: read it in device code, from `hypers`.
+  const double *hostHypers = nullptr;
+  /// cuBLASLt and its workspace for the launch's matrix products
+  /// (deviceGemm): the executor's one, given to every unit when a rule of
+  /// the optimizer is not elementwise (only those multiply matrices); null
+  /// otherwise.
+  const DeviceBlas *blas = nullptr;
 
   // --- Device memory: arrays of `members` entries (states: of
   // `members` x the rule's state count, state s of member m at
