@@ -297,6 +297,13 @@ LogicalResult CudaRuleEmitter::collectHostOps() {
       return unsupported(def, "a value of the device that the host needs "
                               "(a loop count, a branch condition or the "
                               "scale of a matrix product)");
+    // A step captured as a CUDA graph keeps what the host decided; the
+    // executor captures again only when an integer hyperparameter changes.
+    if (isa<HyperOp, TupleGetOp>(def) &&
+        !getElementTypeOrSelf(value.getType()).isInteger(64))
+      return unsupported(def, "a float hyperparameter that the host needs "
+                              "(a loop count, a branch condition or the "
+                              "scale of a matrix product)");
     if (!hostOps.insert(def).second)
       continue;
     for (Value operand : def->getOperands())
