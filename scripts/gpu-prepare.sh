@@ -43,6 +43,8 @@ examples=(
   "muon_newton_schulz_bf16|muon_newton_schulz.opt|0.25||$matrices"
   "nanochat_f32|nanochat.opt|1e-4|compute=f32|$nanochat"
   "nanochat_bf16|nanochat.opt|0.25||$nanochat"
+  "nanochat_6ed7d1d_f32|nanochat_6ed7d1d.opt|1e-4|compute=f32|$nanochat"
+  "nanochat_6ed7d1d_bf16|nanochat_6ed7d1d.opt|0.25||$nanochat"
 )
 : >"$bundle/manifest.txt"
 for entry in "${examples[@]}"; do
