@@ -121,19 +121,22 @@ def adamw_step(p, grad, exp_avg, exp_avg_sq, step_t, lr_t, beta1_t, beta2_t,
 
 def muon_step(stacked_grads, stacked_params, momentum_buffer,
               second_momentum_buffer, momentum_t, lr_t, wd_t, beta2_t,
-              ns_steps, red_dim):
-    """Muon (a9d0a86, fp32 compute) on a K x m x n stack, in place on the
-    stacked parameters and the two buffers. lr_t is already scaled by
-    sqrt(max(1, m/n)); ns_steps and red_dim are Python ints (a compiled
-    graph is specialised on them)."""
+              ns_steps, red_dim, compute=torch.float32):
+    """Muon (a9d0a86) on a K x m x n stack, in place on the stacked
+    parameters and the two buffers. lr_t is already scaled by
+    sqrt(max(1, m/n)); ns_steps, red_dim and compute are Python values (a
+    compiled graph is specialised on them). compute is the dtype of MuonEq's
+    result and Polar Express (bf16 as nanochat runs on GPUs: its statistics
+    in fp32, its products bf16 with fp32 accumulation); everything after the
+    iteration runs in fp32."""
     m, n = stacked_params.shape[-2:]
     # Momentum and Nesterov (the stacked gradients are a scratch copy).
     momentum_buffer.lerp_(stacked_grads, 1 - momentum_t)
-    x = stacked_grads.lerp_(momentum_buffer, momentum_t)
+    x = stacked_grads.lerp_(momentum_buffer, momentum_t).to(compute)
     # MuonEq: every row to the mean row norm.
-    target = x.norm(dim=(-2, -1), keepdim=True) / math.sqrt(m)
-    row = x.norm(dim=-1, keepdim=True).clamp_min(1e-6)
-    x = x * (target / row)
+    target = x.float().norm(dim=(-2, -1), keepdim=True) / math.sqrt(m)
+    row = x.float().norm(dim=-1, keepdim=True).clamp_min(1e-6)
+    x = x * (target / row).to(compute)
     # Polar Express.
     x = x / (x.norm(dim=(-2, -1), keepdim=True) * 1.01 + 1e-6)
     for a, b, c in POLAR_EXPRESS[:ns_steps]:
@@ -145,6 +148,7 @@ def muon_step(stacked_grads, stacked_params, momentum_buffer,
             A = x @ x.mT
             B = b * A + c * (A @ A)
             x = a * x + B @ x
+    x = x.float()
     # Muon+: the update's norm to sqrt(min(m, n)).
     x = x * (math.sqrt(min(m, n)) / x.norm(dim=(-2, -1), keepdim=True).clamp_min(1e-6))
     # NorMuon variance reduction.
@@ -178,8 +182,9 @@ class MuonAdamW:
     """Groups as nanochat's setup_optimizer makes them: AdamW groups by
     name, one Muon group per distinct matrix shape."""
 
-    def __init__(self, named, mode):
+    def __init__(self, named, mode, compute=torch.float32):
         self.adamw_step, self.muon_step = step_functions(mode)
+        self.compute = compute
         self.adamw = []  # (params, settings)
         self.muon = []   # (params, momentum_buffer, second_momentum_buffer)
         self.step_count = 0
@@ -196,7 +201,9 @@ class MuonAdamW:
             params = [p for p in matrices if tuple(p.shape) == shape]
             k, (m, n) = len(params), shape
             smb_shape = (k, m, 1) if m >= n else (k, 1, n)
-            self.muon.append((params, torch.zeros(k, m, n), torch.zeros(smb_shape)))
+            device = params[0].device
+            self.muon.append((params, torch.zeros(k, m, n, device=device),
+                              torch.zeros(smb_shape, device=device)))
 
     @torch.no_grad()
     def step(self):
@@ -222,7 +229,8 @@ class MuonAdamW:
             t["beta2"].fill_(MUON["beta2"])
             self.muon_step(stacked_grads, stacked_params, momentum_buffer, smb,
                            t["momentum"], t["lr"], t["wd"], t["beta2"],
-                           MUON["ns_steps"], -1 if m >= n else -2)
+                           MUON["ns_steps"], -1 if m >= n else -2,
+                           self.compute)
             torch._foreach_copy_(params, list(stacked_params.unbind(0)))
 
 
