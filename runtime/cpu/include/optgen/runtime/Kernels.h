@@ -21,11 +21,15 @@
 /// Generated loops are parallel when built with OpenMP, and plain loops
 /// (without unknown-pragma warnings) when not:
 ///   OPTGEN_PARALLEL_FOR(if (n >= 65536) reduction(+ : sum))
+/// and inner loops are vectorised (their reductions reassociated) likewise:
+///   OPTGEN_SIMD(reduction(+ : sum))
 #define OPTGEN_PRAGMA(text) _Pragma(#text)
 #ifdef _OPENMP
 #define OPTGEN_PARALLEL_FOR(...) OPTGEN_PRAGMA(omp parallel for __VA_ARGS__)
+#define OPTGEN_SIMD(...) OPTGEN_PRAGMA(omp simd __VA_ARGS__)
 #else
 #define OPTGEN_PARALLEL_FOR(...)
+#define OPTGEN_SIMD(...)
 #endif
 
 namespace optgen::runtime {
