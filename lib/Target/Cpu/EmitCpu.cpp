@@ -933,12 +933,22 @@ LogicalResult RuleEmitter::emitForTable(ForTableOp op) {
   if (failed(emitBlock(body)))
     return failure();
   auto yield = cast<YieldOp>(body.getTerminator());
-  for (auto [value, result, name] :
-       llvm::zip(yield.getValues(), op.getResults(), carried)) {
+  auto next = op->getAttrOfType<ArrayAttr>("optgen.next_buffers");
+  for (auto [index, value, result, name] :
+       llvm::enumerate(yield.getValues(), op.getResults(), carried)) {
     if (isTensor(value)) {
-      if (getBuffer(value) != getBuffer(result))
+      BufferAttr made = getBuffer(value), slot = getBuffer(result);
+      if (next && next[index] == made) {
+        // Double buffered: the slots trade places, the carried tile
+        // follows.
+        std::string a = memoryOf(slot), b = memoryOf(made);
+        line() << name << ".data = " << b << ";\n";
+        line() << b << " = " << a << ";\n";
+        line() << a << " = " << name << ".data;\n";
+      } else if (made != slot) {
         line() << "optgen::runtime::copyTile(" << tile(value) << ", " << name
                << ".data);\n";
+      }
     } else {
       line() << name << " = " << scalar(value) << ";\n";
     }
@@ -1007,10 +1017,23 @@ void RuleEmitter::emitWorkspacePointers(RuleOp rule) {
   line() << "int64_t " << offsets << "[" << slots.size() << "];\n";
   line() << "workspace_layout_" << ident << "(call.rows, call.cols, "
          << offsets << ");\n";
+  // Slots a double-buffered loop exchanges are variables.
+  llvm::SmallDenseSet<int64_t> exchanged;
+  rule.walk([&](ForTableOp loop) {
+    auto next = loop->getAttrOfType<ArrayAttr>("optgen.next_buffers");
+    if (!next)
+      return;
+    for (auto [result, made] : llvm::zip(loop.getResults(), next))
+      if (auto buffer = dyn_cast<BufferAttr>(made)) {
+        exchanged.insert(buffer.getIndex());
+        exchanged.insert(getBuffer(result).getIndex());
+      }
+  });
   for (auto [index, slot] : llvm::enumerate(slots)) {
     slotNames.push_back(names.unique("slot" + std::to_string(index)));
-    line() << "float *const " << slotNames.back() << " = call.workspace + "
-           << offsets << "[" << index << "];\n";
+    line() << "float *" << (exchanged.count(index) ? "" : "const ")
+           << slotNames.back() << " = call.workspace + " << offsets << "["
+           << index << "];\n";
   }
 }
 
