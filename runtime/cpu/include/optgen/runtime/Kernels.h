@@ -38,8 +38,10 @@ namespace optgen::runtime {
 /// accumulating in f32 (BLAS sgemm); without `c` (null) beta is unused.
 /// With `symmetric` the product is op(a) @ op(a)^T of one operand and `c`
 /// is symmetric: only the upper triangle is computed (ssyrk, half the
-/// multiply-adds) and then mirrored. `out` holds the product's rows x cols
-/// and may be `c`'s memory, never a's or b's.
+/// multiply-adds) and then mirrored (in cache blocks). `out` holds the
+/// product's rows x cols and may be `c`'s memory, never a's or b's; when it
+/// is not, beta * c is formed while copying c (the f32 products BLAS would
+/// form, without a pass of its own over out).
 void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
           float alpha, const Tile *c, float beta, bool symmetric, Tile &out);
 
