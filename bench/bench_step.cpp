@@ -484,6 +484,11 @@ struct Options {
   std::vector<int> depths = {2, 4, 6};
   int steps = 0;  ///< timed steps; 0: chosen per depth
   int warmup = 2; ///< untimed steps after the two checked ones
+  /// --quick: only the step (no ceilings, no separate AdamW timing), for
+  /// iterating on the compiler and for profilers.
+  bool quick = false;
+  /// --part muon|adamw: with --quick, only that kind's parameters.
+  std::string part = "all";
 };
 
 Options parseOptions(int argc, char **argv) {
@@ -506,10 +511,19 @@ Options parseOptions(int argc, char **argv) {
       options.steps = std::stoi(value());
     } else if (arg == "--warmup") {
       options.warmup = std::stoi(value());
+    } else if (arg == "--quick") {
+      options.quick = true;
+    } else if (arg == "--part") {
+      options.part = value();
+      if (options.part != "all" && options.part != "muon" &&
+          options.part != "adamw") {
+        std::fprintf(stderr, "optgen-bench: --part is all, muon or adamw\n");
+        std::exit(2);
+      }
     } else {
       std::fprintf(stderr,
                    "usage: optgen-bench [--depths 2,4,6] [--steps N] "
-                   "[--warmup W]\n");
+                   "[--warmup W] [--quick [--part all|muon|adamw]]\n");
       std::exit(arg == "--help" || arg == "-h" ? 0 : 2);
     }
   }
@@ -547,6 +561,48 @@ bool allFinite(const Model &model) {
   return true;
 }
 
+/// --quick: times the step of `part`'s parameters only, per depth.
+int quickRun(const Options &options) {
+  for (int depth : options.depths) {
+    std::vector<ParamDef> defs;
+    for (const ParamDef &d : nanochatParams(depth))
+      if (options.part == "all" ||
+          (options.part == "muon") == (d.kind == Kind::Muon))
+        defs.push_back(d);
+    int steps = options.steps > 0 ? options.steps
+                                  : (depth <= 2 ? 21 : depth <= 4 ? 11 : 7);
+    std::unique_ptr<Model> model = makeModel(defs);
+    std::vector<std::vector<float>> before = model->params;
+    model->optimizer->step();
+    model->optimizer->step();
+    Fingerprint fa = fingerprint(*model, before, Kind::AdamW);
+    Fingerprint fm = fingerprint(*model, before, Kind::Muon);
+    before.clear();
+    settle();
+    for (int i = 0; i < options.warmup; ++i)
+      model->optimizer->step();
+    CpuSample start = sampleCpu();
+    std::vector<double> times = timeRuns(0, steps, [&] {
+      model->optimizer->step();
+    });
+    CpuSample end = sampleCpu();
+    double others = othersPercent(start, end);
+    // This process's CPU time per step: with one thread (OMP_NUM_THREADS=1)
+    // a measure of the work that other processes' load disturbs less than
+    // the wall time.
+    double cpuMs = 1e3 * (end.self - start.self) / steps;
+    std::printf("QUICK depth=%d part=%s median_ms=%.2f min_ms=%.2f "
+                "max_ms=%.2f cpu_ms_per_step=%.2f others_pct=%.0f "
+                "adamw_abs=%.9e muon_abs=%.9e\n",
+                depth, options.part.c_str(), 1e3 * median(times),
+                1e3 * *std::min_element(times.begin(), times.end()),
+                1e3 * *std::max_element(times.begin(), times.end()), cpuMs,
+                others, fa.abs, fm.abs);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 struct Row {
   int depth;
   int64_t params, adamwParams, muonParams;
@@ -561,6 +617,8 @@ struct Row {
 
 int main(int argc, char **argv) {
   Options options = parseOptions(argc, argv);
+  if (options.quick)
+    return quickRun(options);
   int threads = threadCount();
 #ifdef OPENBLAS_VERSION
   const char *blas = openblas_get_config();

@@ -63,6 +63,30 @@ LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
+  if (name == "optgen.next_buffers") {
+    // A double-buffered loop: per carried value, unit or the workspace slot
+    // each iteration makes the next value in, exchanged with the carried
+    // value's own slot at the end of the iteration.
+    auto loop = dyn_cast<ForTableOp>(op);
+    auto next = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!loop || !next || next.size() != loop.getNumResults())
+      return op->emitOpError("'optgen.next_buffers' is a table loop's list "
+                             "of one entry per carried value");
+    for (auto [index, entry] : llvm::enumerate(next)) {
+      if (isa<UnitAttr>(entry))
+        continue;
+      auto buffer = dyn_cast<BufferAttr>(entry);
+      BufferAttr own = getBuffer(loop.getResult(index));
+      if (!buffer || buffer.getKind() != BufferKind::workspace || !own ||
+          own.getKind() != BufferKind::workspace ||
+          own.getIndex() == buffer.getIndex())
+        return op->emitOpError("'optgen.next_buffers' entry ")
+               << index
+               << " must be unit or a workspace slot other than the carried "
+                  "value's";
+    }
+    return success();
+  }
   if (name == "optgen.workspace") {
     auto slots = dyn_cast<ArrayAttr>(attr.getValue());
     if (!isa<RuleOp>(op) || !slots ||

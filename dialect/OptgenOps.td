@@ -639,6 +639,11 @@ def Optgen_ForTableOp : Optgen_Op<"for_table", [
     values after the last iteration. `count` may be a hyperparameter
     (Polar Express runs `ns_steps` of its 5 rows).
 
+    In an executable rule (`optgen-assign-buffers`) a loop may carry
+    `optgen.next_buffers`: per carried value, `unit` or the workspace slot
+    the body makes the next value in, which trades places with the carried
+    value's slot at the end of each iteration (double buffering, no copy).
+
     Example:
     ```mlir
     %x1 = optgen.for_table %ns_steps over dense<[[3.4445, -4.775, 2.0315]]> : tensor<1x3xf64>

@@ -130,6 +130,12 @@ def AssignBuffers : Pass<"optgen-assign-buffers", "optgen::RuleOp"> {
       nothing after it and is neither multiplied operand.
     - A table loop's carried value has a slot for the whole loop, its
       initial value's own when that is a temporary read by nothing after.
+      When the body makes the next value in another workspace slot of the
+      same type (extents known), the loop is double buffered: its
+      `optgen.next_buffers` names that slot, and the two slots trade places
+      at the end of each iteration instead of a copy.
+    - An `if`'s result has a slot; a value a branch makes and yields is made
+      in it (when it fits exactly), so that the branch copies nothing.
     - Everything else takes a free workspace slot of its exact shape and
       storage type, or a new one: a slot is free once the last value in it
       is dead (values inside a loop body are dead at the end of the

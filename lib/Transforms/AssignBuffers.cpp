@@ -61,6 +61,9 @@ private:
   Builder builder;
   llvm::DenseMap<Operation *, unsigned> position, lastPosition;
   llvm::DenseMap<Value, BufferAttr> home;
+  /// Values an `if` yields, and the result buffer they are made in (no copy
+  /// at the end of the branch), where their own op allocates.
+  llvm::DenseMap<Value, BufferAttr> wanted;
   SmallVector<SlotAttr> slots;      ///< each slot's extent and storage
   SmallVector<unsigned> slotFreeAt; ///< a slot is free after this position
   unsigned now = 0;
@@ -120,8 +123,31 @@ private:
     return buffer(BufferKind::workspace, slots.size() - 1);
   }
 
-  /// A slot for tensor `value`, stored as f32 whatever its element type.
+  /// The slot type of tensor `value`.
+  SlotAttr slotOf(Value value) {
+    auto type = cast<SymbolicTensorType>(value.getType());
+    return SlotAttr::get(rule.getContext(),
+                         type.withElementType(builder.getF32Type()),
+                         builder.getF32Type());
+  }
+
+  /// The buffer an `if` reserved for `value`, if it wants it there and it
+  /// fits exactly (a slot of its type, extents known).
+  BufferAttr wantedBuffer(Value value) {
+    BufferAttr want = wanted.lookup(value);
+    if (!want || want.getKind() != BufferKind::workspace ||
+        slots[want.getIndex()] != slotOf(value) ||
+        !hasKnownDims(cast<SymbolicTensorType>(value.getType())))
+      return {};
+    hold(want.getIndex(), lastUse(value));
+    return want;
+  }
+
+  /// A slot for tensor `value`, stored as f32 whatever its element type:
+  /// the one an `if` reserved for it, or a free one.
   BufferAttr allocate(Value value) {
+    if (BufferAttr want = wantedBuffer(value))
+      return want;
     auto type = cast<SymbolicTensorType>(value.getType());
     return allocate(type, builder.getF32Type(), lastUse(value));
   }
@@ -185,9 +211,14 @@ private:
         buffers.push_back(builder.getUnitAttr());
         continue;
       }
-      // The memory the update stores the result into first (no copy at
-      // the end), then any dead temporary.
-      BufferAttr chosen;
+      // The memory the update (or an enclosing `if`) stores the result into
+      // first (no copy at the end), then any dead temporary.
+      BufferAttr chosen = wantedBuffer(result);
+      if (chosen) {
+        home[result] = chosen;
+        buffers.push_back(chosen);
+        continue;
+      }
       for (bool storageFirst : {true, false}) {
         for (Value input : inputs) {
           bool storage = home.lookup(input) &&
@@ -261,7 +292,33 @@ private:
       buffers.push_back(carried);
     }
     setBuffers(loop, buffers);
-    return assignBlock(body);
+    if (failed(assignBlock(body)))
+      return failure();
+    // Double buffering: a next value made in the body in another slot of
+    // the carried value's type is exchanged with it at the end of each
+    // iteration instead of copied. Only that value is live in either slot
+    // there (the carried value is dead, and a value live across the loop
+    // holds a slot of its own), so exchanging the two names is exact.
+    auto yield = cast<YieldOp>(body.getTerminator());
+    SmallVector<Attribute> next;
+    bool any = false;
+    for (auto [value, carried] : llvm::zip(yield.getValues(), buffers)) {
+      auto slot = dyn_cast<BufferAttr>(carried);
+      BufferAttr made = isTensor(value) ? home.lookup(value) : BufferAttr();
+      if (!slot || !made || made.getKind() != BufferKind::workspace ||
+          made == slot || isa<BlockArgument>(value) ||
+          value.getParentBlock() != &body ||
+          slots[made.getIndex()] != slots[slot.getIndex()] ||
+          !hasKnownDims(cast<SymbolicTensorType>(value.getType()))) {
+        next.push_back(builder.getUnitAttr());
+        continue;
+      }
+      next.push_back(made);
+      any = true;
+    }
+    if (any)
+      loop->setAttr("optgen.next_buffers", builder.getArrayAttr(next));
+    return success();
   }
 
   LogicalResult assignIf(IfOp ifOp) {
@@ -272,9 +329,19 @@ private:
         continue;
       }
       home[result] = allocate(result);
-      // Each branch writes the result at its end: busy through both.
+      // Each branch writes the result: busy through both.
       hold(home[result].getIndex(), lastPosition.lookup(ifOp));
       buffers.push_back(home[result]);
+      // A value a branch makes and yields is made in the result's buffer
+      // where it can be (no copy at the end of the branch).
+      for (Region *region : {&ifOp.getThenRegion(), &ifOp.getElseRegion()}) {
+        Block &block = region->front();
+        Value yielded = cast<YieldOp>(block.getTerminator())
+                            .getValues()[cast<OpResult>(result)
+                                             .getResultNumber()];
+        if (!isa<BlockArgument>(yielded) && yielded.getParentBlock() == &block)
+          wanted.try_emplace(yielded, home[result]);
+      }
     }
     setBuffers(ifOp, buffers);
     for (Region *region : {&ifOp.getThenRegion(), &ifOp.getElseRegion()})

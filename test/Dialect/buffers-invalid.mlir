@@ -68,3 +68,44 @@ optgen.optimizer @o {
     optgen.update %p : !optgen.tensor<*, f32>
   }
 }
+
+// -----
+
+optgen.optimizer @o {
+  optgen.rule @r inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<[m], f32>, %g: !optgen.tensor<[m], f32>):
+    // expected-error @+1 {{'optgen.next_buffers' is a table loop's list of one entry per carried value}}
+    %0 = optgen.neg %g {optgen.next_buffers = [#optgen.buffer<workspace, 0>]} : !optgen.tensor<[m], f32>
+    optgen.update %0 : !optgen.tensor<[m], f32>
+  }
+}
+
+// -----
+
+optgen.optimizer @o {
+  optgen.rule @r inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<[m], f32>, %g: !optgen.tensor<[m], f32>):
+    %steps = optgen.constant 1 : i64
+    // expected-error @+1 {{'optgen.next_buffers' entry 0 must be unit or a workspace slot other than the carried value's}}
+    %xn = optgen.for_table %steps over dense<[[1.0]]> : tensor<1x1xf64> iter %g : !optgen.tensor<[m], f32> -> !optgen.tensor<[m], f32> attributes {optgen.buffers = [#optgen.buffer<workspace, 0>], optgen.next_buffers = [#optgen.buffer<workspace, 0>]} {
+    ^bb0(%a: f32, %x: !optgen.tensor<[m], f32>):
+      optgen.yield %x : !optgen.tensor<[m], f32>
+    }
+    optgen.update %xn : !optgen.tensor<[m], f32>
+  }
+}
+
+// -----
+
+optgen.optimizer @o {
+  optgen.rule @r inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<[m], f32>, %g: !optgen.tensor<[m], f32>):
+    %steps = optgen.constant 1 : i64
+    // expected-error @+1 {{'optgen.next_buffers' entry 0 must be unit or a workspace slot other than the carried value's}}
+    %xn = optgen.for_table %steps over dense<[[1.0]]> : tensor<1x1xf64> iter %g : !optgen.tensor<[m], f32> -> !optgen.tensor<[m], f32> attributes {optgen.buffers = [#optgen.buffer<workspace, 0>], optgen.next_buffers = [#optgen.buffer<state, 0>]} {
+    ^bb0(%a: f32, %x: !optgen.tensor<[m], f32>):
+      optgen.yield %x : !optgen.tensor<[m], f32>
+    }
+    optgen.update %xn : !optgen.tensor<[m], f32>
+  }
+}

@@ -66,15 +66,18 @@ optgen.optimizer @o {
 
 // Polar Express: the loop's carried value takes over its initial value's
 // slot; a gemm never writes over what it multiplies; each branch's
-// temporaries get slots of their own shape; the if's result has a slot;
-// the parameter's final value is written over it.
+// temporaries get slots of their own shape; the if's result has a slot,
+// which the product the branch yields is made in (no copy); the loop is
+// double buffered (the next value's slot is exchanged with the carried
+// one); the parameter's final value is written over it.
 // CHECK-LABEL: optgen.rule @polar
+// CHECK-SAME: optgen.workspace = [#optgen.slot<[m, n], f32>, #optgen.slot<[m, n], f32>, #optgen.slot<[n, n], f32>, #optgen.slot<[n, n], f32>]
 // CHECK: %[[X:.*]] = optgen.kernel
 // CHECK: } {optgen.buffers = [#optgen.buffer<workspace, 0>]}
-// CHECK: optgen.for_table {{.*}} attributes {optgen.buffers = [#optgen.buffer<workspace, 0>]}
+// CHECK: optgen.for_table {{.*}} attributes {optgen.buffers = [#optgen.buffer<workspace, 0>], optgen.next_buffers = [#optgen.buffer<workspace, 1>]}
 // CHECK: optgen.gemm {{.*}} {optgen.buffers = [#optgen.buffer<workspace, 2>]}
 // CHECK: optgen.gemm {{.*}} {optgen.buffers = [#optgen.buffer<workspace, 3>]}
-// CHECK: optgen.gemm {{.*}} {optgen.buffers = [#optgen.buffer<workspace, 4>]}
+// CHECK: optgen.gemm {{.*}} {optgen.buffers = [#optgen.buffer<workspace, 1>]}
 // CHECK: } {optgen.buffers = [#optgen.buffer<workspace, 1>]}
 // CHECK: } {optgen.buffers = [#optgen.buffer<param, 0>]}
 optgen.optimizer @o {
@@ -103,5 +106,90 @@ optgen.optimizer @o {
       optgen.yield %0 : !optgen.tensor<[m, n], f32>
     }
     optgen.update %p1 : !optgen.tensor<[m, n], f32>
+  }
+}
+
+// -----
+
+// An `if` whose branches yield what they make: the kernel result is made in
+// the result's buffer; a value from above the `if` is copied there. A loop
+// whose next value is the carried value itself is not double buffered.
+// CHECK-LABEL: optgen.rule @branches
+// CHECK: optgen.for_table {{.*}} attributes {optgen.buffers = [#optgen.buffer<workspace, 0>]} {
+// CHECK: %[[T:.*]] = optgen.kernel
+// CHECK: } {optgen.buffers = [#optgen.buffer<workspace, 1>]}
+// CHECK: %[[U:.*]] = optgen.kernel
+// CHECK: } {optgen.buffers = [#optgen.buffer<workspace, 2>]}
+// CHECK: optgen.yield %[[U]]
+// CHECK: optgen.yield %[[T]]
+// CHECK: } {optgen.buffers = [#optgen.buffer<workspace, 2>]}
+// CHECK: optgen.yield %arg{{[0-9]+}} :
+optgen.optimizer @o {
+  optgen.rule @branches inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<[m, n], f32>, %g: !optgen.tensor<[m, n], f32>):
+    %steps = optgen.hyper "steps" : i64
+    %rows = optgen.constant -2 : i64
+    %cols = optgen.constant -1 : i64
+    %x0 = optgen.kernel -> (!optgen.tensor<[m, n], f32>) {
+      %0 = optgen.neg %g : !optgen.tensor<[m, n], f32>
+      optgen.yield %0 : !optgen.tensor<[m, n], f32>
+    }
+    %xn = optgen.for_table %steps over dense<[[1.0]]> : tensor<1x1xf64> iter %x0 : !optgen.tensor<[m, n], f32> -> !optgen.tensor<[m, n], f32> {
+    ^bb0(%a: f32, %x: !optgen.tensor<[m, n], f32>):
+      %t = optgen.kernel -> (!optgen.tensor<[m, n], f32>) {
+        %0 = optgen.mul %x, %a : !optgen.tensor<[m, n], f32>, f32
+        optgen.yield %0 : !optgen.tensor<[m, n], f32>
+      }
+      %m = optgen.dim %x, %rows : !optgen.tensor<[m, n], f32>
+      %n = optgen.dim %x, %cols : !optgen.tensor<[m, n], f32>
+      %cond = optgen.cmp gt, %m, %n : i64, i64
+      %y = optgen.if %cond -> (!optgen.tensor<[m, n], f32>) {
+        %u = optgen.kernel -> (!optgen.tensor<[m, n], f32>) {
+          %0 = optgen.exp %t : !optgen.tensor<[m, n], f32>
+          optgen.yield %0 : !optgen.tensor<[m, n], f32>
+        }
+        optgen.yield %u : !optgen.tensor<[m, n], f32>
+      } else {
+        optgen.yield %t : !optgen.tensor<[m, n], f32>
+      }
+      %s = optgen.kernel -> (f32) {
+        %0 = optgen.reduce sum %y : !optgen.tensor<[m, n], f32>
+        optgen.yield %0 : f32
+      }
+      optgen.yield %x : !optgen.tensor<[m, n], f32>
+    }
+    %p1 = optgen.kernel -> (!optgen.tensor<[m, n], f32>) {
+      %0 = optgen.sub %p, %xn : !optgen.tensor<[m, n], f32>, !optgen.tensor<[m, n], f32>
+      optgen.yield %0 : !optgen.tensor<[m, n], f32>
+    }
+    optgen.update %p1 : !optgen.tensor<[m, n], f32>
+  }
+}
+
+// -----
+
+// Extents the types leave open (`?`): the next value is copied, as slots of
+// one type may then hold values of different sizes.
+// CHECK-LABEL: optgen.rule @unknown
+// CHECK: optgen.for_table {{.*}} attributes {optgen.buffers = [#optgen.buffer<workspace, 0>]} {
+// CHECK-NOT: next_buffers
+optgen.optimizer @o {
+  optgen.rule @unknown inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<[?, ?], f32>, %g: !optgen.tensor<[?, ?], f32>):
+    %steps = optgen.hyper "steps" : i64
+    %x0 = optgen.kernel -> (!optgen.tensor<[?, ?], f32>) {
+      %0 = optgen.neg %g : !optgen.tensor<[?, ?], f32>
+      optgen.yield %0 : !optgen.tensor<[?, ?], f32>
+    }
+    %xn = optgen.for_table %steps over dense<[[1.0]]> : tensor<1x1xf64> iter %x0 : !optgen.tensor<[?, ?], f32> -> !optgen.tensor<[?, ?], f32> {
+    ^bb0(%a: f32, %x: !optgen.tensor<[?, ?], f32>):
+      %y = optgen.gemm %x, %x transposed plus %x : !optgen.tensor<[?, ?], f32> scaled %a : f32 : !optgen.tensor<[?, ?], f32>, !optgen.tensor<[?, ?], f32> -> !optgen.tensor<[?, ?], f32>
+      optgen.yield %y : !optgen.tensor<[?, ?], f32>
+    }
+    %p1 = optgen.kernel -> (!optgen.tensor<[?, ?], f32>) {
+      %0 = optgen.sub %p, %xn : !optgen.tensor<[?, ?], f32>, !optgen.tensor<[?, ?], f32>
+      optgen.yield %0 : !optgen.tensor<[?, ?], f32>
+    }
+    optgen.update %p1 : !optgen.tensor<[?, ?], f32>
   }
 }

@@ -344,6 +344,8 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     std::string count;              // elements summed into each result
     std::string slot;               // the result element of element (i, j)
     std::string size;               // the accumulator's elements
+    std::string onRows; // along an axis the types leave open: the test
+                        // that it is the rows (slot j)
   };
   SmallVector<Reduction, 2> reductions;
   for (auto [value, result] : llvm::zip(yield.getValues(), kernel.getResults())) {
@@ -405,6 +407,7 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
         r.axisCols = "(" + onRows + " ? " + C + " : int64_t{1})";
         r.count = "(" + onRows + " ? " + R + " : " + C + ")";
         r.slot = "(" + onRows + " ? j : i)";
+        r.onRows = onRows;
       }
       // The accumulator lives in the workspace slot the IR gave it.
       auto buffers = reduce->getAttrOfType<ArrayAttr>("optgen.buffers");
@@ -428,13 +431,109 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
   bool flat = llvm::all_of(inputs, isFull) &&
               llvm::none_of(reductions, [](const Reduction &r) { return r.alongAxis; });
   std::string index = flat ? "k" : "i * " + C + " + j";
+
+  // A loop nest (not flat) reads a broadcast input through a pointer to its
+  // row, hoisted out of the inner loop, and its column either at j or at 0.
+  // Where the types do not say which (a `?` extent), the inner loop is
+  // printed once per case under a test made before the nest (at most
+  // kMaxVersions versions), so that each version is a unit-stride loop the
+  // compiler vectorises: a broadcast load or a select in a loop it cannot
+  // vectorise costs a branch per element (a mispredicted one for a data-
+  // dependent select). Reductions along an unknown axis are versioned
+  // likewise; one along the columns sums each row into a register.
+  constexpr unsigned kMaxVersions = 8;
+  // Text printed per version: a placeholder "\x01<n>\x02" stands for
+  // alternative[n][flag], where flag is the value of its test.
+  struct Variant {
+    int test;
+    std::string whenFalse, whenTrue;
+  };
+  SmallVector<Variant> variants;
+  SmallVector<std::string> tests; // C++ conditions, computed before the nest
+  auto variant = [&](int test, std::string whenFalse, std::string whenTrue) {
+    variants.push_back({test, std::move(whenFalse), std::move(whenTrue)});
+    return "\x01" + std::to_string(variants.size() - 1) + "\x02";
+  };
+  // Per non-full input: its row pointer, and how its column is indexed.
+  llvm::DenseMap<Value, std::string> rowOf;
+  llvm::DenseMap<Value, int> columnTest; // -1: the type decides
+  llvm::DenseMap<Value, bool> columnBroadcast;
+  auto lastDim = [](SymbolicTensorType t) -> Attribute {
+    if (t.getAnyRank() || t.getRank() == 0)
+      return {};
+    return t.getDims().back();
+  };
+  auto isOne = [](Attribute d) {
+    auto size = dyn_cast_or_null<IntegerAttr>(d);
+    return size && size.getInt() == 1;
+  };
+  unsigned dynamicCount = 0;
+  if (!flat) {
+    for (Value v : inputs) {
+      if (isFull(v))
+        continue;
+      auto type = cast<SymbolicTensorType>(v.getType());
+      Attribute dim = lastDim(type), spaceDim = lastDim(space);
+      bool scalarColumn =
+          (!type.getAnyRank() && type.getRank() == 0) || isOne(dim);
+      bool fullColumn = !scalarColumn && dim && spaceDim && dim == spaceDim &&
+                        !isa<UnitAttr>(dim);
+      if (!scalarColumn && !fullColumn)
+        ++dynamicCount;
+      columnBroadcast[v] = scalarColumn;
+      columnTest[v] = scalarColumn || fullColumn ? -1 : -2; // -2: set below
+    }
+    for (const Reduction &r : reductions)
+      if (r.alongAxis && !r.onRows.empty())
+        ++dynamicCount;
+  }
+  bool versioned = dynamicCount > 0 && (1u << dynamicCount) <= kMaxVersions;
+  // Reductions along an axis: per reduction, whether its slot is the row
+  // (summed in a register per row): "1" yes, "0" no, or a test's index.
+  llvm::DenseMap<ReduceOp, int> rowSlotTest;
+  llvm::DenseMap<ReduceOp, std::string> rowAcc;
+  if (!flat) {
+    for (Value v : inputs) {
+      if (isFull(v))
+        continue;
+      std::string t = tile(v);
+      if (columnTest[v] == -2 && versioned) {
+        tests.push_back(t + ".cols == 1");
+        columnTest[v] = tests.size() - 1;
+      }
+    }
+    for (const Reduction &r : reductions) {
+      if (!r.alongAxis)
+        continue;
+      if (r.onRows.empty()) {
+        rowSlotTest[r.op] = -1;
+        continue;
+      }
+      if (versioned) {
+        tests.push_back("!" + r.onRows);
+        rowSlotTest[r.op] = tests.size() - 1;
+      } else {
+        rowSlotTest[r.op] = -2; // indexed as it comes
+      }
+    }
+  }
+
   // Loads of inputs at the current element.
   auto load = [&](Value v) -> std::string {
     std::string t = tile(v);
-    std::string at = flat || isFull(v)
-                         ? t + ".data[" + index + "]"
-                         : t + ".data[(" + t + ".rows == 1 ? 0 : i) * " + t +
-                               ".cols + (" + t + ".cols == 1 ? 0 : j)]";
+    std::string at;
+    if (flat || isFull(v)) {
+      at = t + ".data[" + index + "]";
+    } else {
+      std::string row = rowOf.lookup(v);
+      int test = columnTest.lookup(v);
+      if (test >= 0)
+        at = variant(test, row + "[j]", row + "[0]");
+      else if (test == -1)
+        at = row + (columnBroadcast.lookup(v) ? "[0]" : "[j]");
+      else
+        at = row + "[" + t + ".cols == 1 ? 0 : j]";
+    }
     if (getElementTypeOrSelf(v.getType()).isInteger(1))
       return "(" + at + " != 0.0f)";
     return at;
@@ -449,15 +548,22 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
          << " : " << r.acc << ")";
     os << ")\n";
     line() << "for (int64_t k = 0; k < " << R << " * " << C << "; ++k) {\n";
-  } else {
-    if (parallel)
-      line() << "OPTGEN_PARALLEL_FOR(if (" << R << " * " << C
-             << " >= 65536))\n";
-    line() << "for (int64_t i = 0; i < " << R << "; ++i) {\n";
     ++indent;
-    line() << "for (int64_t j = 0; j < " << C << "; ++j) {\n";
   }
-  ++indent;
+  // The inner loop's statements are gathered as text (with placeholders)
+  // and printed once per version.
+  std::string bodyText;
+  llvm::raw_string_ostream bodyOs(bodyText);
+  auto bodyLine = [&]() -> llvm::raw_ostream & { return bodyOs; };
+  if (!flat) {
+    for (Value v : inputs)
+      if (!isFull(v))
+        rowOf[v] = names.unique(tile(v) + "_row");
+    for (const Reduction &r : reductions)
+      if (r.alongAxis && rowSlotTest.lookup(r.op) != -2 &&
+          (rowSlotTest.lookup(r.op) >= 0 || r.slot == "i"))
+        rowAcc[r.op] = names.unique(r.acc + "_row");
+  }
   llvm::DenseMap<Value, std::string> element; // body values at this element
   auto elementOf = [&](Value v) -> std::string {
     auto it = element.find(v);
@@ -466,6 +572,19 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     if (isTensor(v))
       return load(v);
     return scalar(v);
+  };
+  auto accumulate = [&](ReduceKind kind, const std::string &slot,
+                        const std::string &v) {
+    switch (kind) {
+    case ReduceKind::sum:
+    case ReduceKind::mean:
+      return slot + " += " + v + ";";
+    case ReduceKind::norm:
+      return slot + " += " + v + " * " + v + ";";
+    case ReduceKind::max:
+      return slot + " = std::max(" + slot + ", " + v + ");";
+    }
+    return std::string();
   };
   unsigned counter = 0;
   SmallVector<std::string> stores;
@@ -477,20 +596,22 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
           reductions, [&](const Reduction &x) { return x.op == reduce; });
       std::string v = "static_cast<" + r.type + ">(" +
                       elementOf(reduce.getInput()) + ")";
-      std::string slot =
-          r.alongAxis ? r.acc + "[static_cast<size_t>(" + r.slot + ")]" : r.acc;
-      switch (reduce.getKind()) {
-      case ReduceKind::sum:
-      case ReduceKind::mean:
-        line() << slot << " += " << v << ";\n";
-        break;
-      case ReduceKind::norm:
-        line() << slot << " += " << v << " * " << v << ";\n";
-        break;
-      case ReduceKind::max:
-        line() << slot << " = std::max(" << slot << ", " << v << ");\n";
-        break;
+      std::string column = r.acc + "[static_cast<size_t>(j)]";
+      std::string statement;
+      if (!r.alongAxis) {
+        statement = accumulate(reduce.getKind(), r.acc, v);
+      } else if (flat || rowSlotTest.lookup(reduce) == -2) {
+        statement = accumulate(reduce.getKind(),
+                               r.acc + "[static_cast<size_t>(" + r.slot + ")]",
+                               v);
+      } else if (int test = rowSlotTest.lookup(reduce); test >= 0) {
+        statement = variant(test, accumulate(reduce.getKind(), column, v),
+                            accumulate(reduce.getKind(), rowAcc[reduce], v));
+      } else {
+        statement = accumulate(reduce.getKind(),
+                               r.slot == "i" ? rowAcc[reduce] : column, v);
       }
+      bodyLine() << statement << "\n";
       continue;
     }
     SmallVector<std::string> operands;
@@ -500,16 +621,34 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     if (expr.empty())
       return op.emitError("the CPU emitter cannot print this op in a kernel");
     Value result = op.getResult(0);
+    // A boolean in arithmetic is printed as `(b ? 1.0f : 0.0f)`; GCC turns
+    // `x * (b ? 1.0f : 0.0f)` into a branch around the multiply, which it
+    // then cannot vectorise (the multiply may trap). Through an integer the
+    // conversion vectorises, with the same values.
+    Type resultElement = getElementTypeOrSelf(result.getType());
+    if (!resultElement.isInteger(1) && !isa<CmpOp>(op)) {
+      for (auto [operand, text] : llvm::zip(op.getOperands(), operands)) {
+        if (!getElementTypeOrSelf(operand.getType()).isInteger(1))
+          continue;
+        std::string branchy = convert(
+            text, getElementTypeOrSelf(operand.getType()), resultElement);
+        std::string flat = "static_cast<" + cType(resultElement).str() +
+                           ">(static_cast<int32_t>(" + text + "))";
+        for (size_t at; (at = expr.find(branchy)) != std::string::npos;)
+          expr.replace(at, branchy.size(), flat);
+      }
+    }
     std::optional<StringRef> spec = specName(result);
     std::string name = names.unique(
         (spec ? *spec : StringRef("e")).str() + "_" + std::to_string(counter++));
-    line() << "const " << cType(getElementTypeOrSelf(result.getType())) << " "
-           << name << " = " << expr << ";\n";
+    bodyLine() << "const " << cType(getElementTypeOrSelf(result.getType()))
+               << " " << name << " = " << expr << ";\n";
     element[result] = name;
     auto out = outputTile.find(result);
     if (out != outputTile.end()) {
       std::string stored = getElementTypeOrSelf(result.getType()).isInteger(1)
-                               ? "(" + name + " ? 1.0f : 0.0f)"
+                               ? "static_cast<float>(static_cast<int32_t>(" +
+                                     name + "))"
                                : name;
       stores.push_back(out->second + ".data[" + index + "] = " + stored + ";");
     }
@@ -517,10 +656,116 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
   // Stores last: a result written in place must not clobber an input
   // element that a later op of this iteration still reads.
   for (const std::string &store : stores)
-    line() << store << "\n";
-  --indent;
-  line() << "}\n";
-  if (!flat) {
+    bodyLine() << store << "\n";
+
+  // The body of one version: the placeholders replaced by the alternatives
+  // the tests' values `flags` choose (repeatedly: an alternative may hold
+  // loads).
+  auto instantiate = [&](unsigned flags) {
+    std::string text = bodyText;
+    for (size_t at; (at = text.find('\x01')) != std::string::npos;) {
+      size_t close = text.find('\x02', at);
+      const Variant &v = variants[std::stoul(text.substr(at + 1, close - at - 1))];
+      text.replace(at, close - at + 1,
+                   (flags >> v.test) & 1 ? v.whenTrue : v.whenFalse);
+    }
+    SmallVector<StringRef> lines;
+    StringRef(text).split(lines, '\n', -1, /*KeepEmpty=*/false);
+    for (StringRef statement : lines)
+      line() << statement << "\n";
+  };
+  if (flat) {
+    instantiate(0);
+    --indent;
+    line() << "}\n";
+  } else {
+    SmallVector<std::string> testNames;
+    for (const std::string &test : tests) {
+      testNames.push_back(names.unique("case"));
+      line() << "const bool " << testNames.back() << " = " << test << ";\n";
+    }
+    if (parallel)
+      line() << "OPTGEN_PARALLEL_FOR(if (" << R << " * " << C
+             << " >= 65536))\n";
+    line() << "for (int64_t i = 0; i < " << R << "; ++i) {\n";
+    ++indent;
+    for (Value v : inputs) {
+      if (isFull(v))
+        continue;
+      std::string t = tile(v);
+      auto type = cast<SymbolicTensorType>(v.getType());
+      bool oneRow = !type.getAnyRank() && type.getRank() <= 1;
+      line() << "const float *const " << rowOf[v] << " = " << t << ".data"
+             << (oneRow ? std::string()
+                        : " + (" + t + ".rows == 1 ? 0 : i) * " + t + ".cols")
+             << ";\n";
+    }
+    for (const Reduction &r : reductions)
+      if (rowAcc.count(r.op))
+        line() << r.type << " " << rowAcc[r.op] << " = "
+               << (r.op.getKind() == ReduceKind::max
+                       ? "-std::numeric_limits<" + r.type + ">::infinity()"
+                       : floatLiteral(0, r.type == "double"))
+               << ";\n";
+    // The inner loop of version `flags`, vectorised with the reductions it
+    // makes in registers.
+    auto innerLoop = [&](unsigned flags) {
+      line() << "OPTGEN_SIMD(";
+      bool first = true;
+      for (const Reduction &r : reductions) {
+        std::string name;
+        if (!r.alongAxis)
+          name = r.acc;
+        else if (rowAcc.count(r.op)) {
+          int test = rowSlotTest.lookup(r.op);
+          if (test >= 0 && !((flags >> test) & 1))
+            continue;
+          name = rowAcc[r.op];
+        } else
+          continue;
+        os << (first ? "" : " ") << "reduction("
+           << (r.op.getKind() == ReduceKind::max ? "max" : "+") << " : "
+           << name << ")";
+        first = false;
+      }
+      os << ")\n";
+      line() << "for (int64_t j = 0; j < " << C << "; ++j) {\n";
+      ++indent;
+      instantiate(flags);
+      --indent;
+      line() << "}\n";
+    };
+    // if (case0) { if (case1) ... } else ...: one inner loop per leaf.
+    std::function<void(unsigned, unsigned)> branch = [&](unsigned test,
+                                                         unsigned flags) {
+      if (test == tests.size()) {
+        innerLoop(flags);
+        return;
+      }
+      line() << "if (" << testNames[test] << ") {\n";
+      ++indent;
+      branch(test + 1, flags | (1u << test));
+      --indent;
+      line() << "} else {\n";
+      ++indent;
+      branch(test + 1, flags);
+      --indent;
+      line() << "}\n";
+    };
+    branch(0, 0);
+    for (const Reduction &r : reductions) {
+      if (!rowAcc.count(r.op))
+        continue;
+      std::string slot = r.acc + "[static_cast<size_t>(i)]";
+      std::string combine =
+          r.op.getKind() == ReduceKind::max
+              ? slot + " = std::max(" + slot + ", " + rowAcc[r.op] + ");"
+              : slot + " += " + rowAcc[r.op] + ";";
+      int test = rowSlotTest.lookup(r.op);
+      if (test >= 0)
+        line() << "if (" << testNames[test] << ")\n";
+      line() << (test >= 0 ? "  " : "") << combine << "\n";
+    }
     --indent;
     line() << "}\n";
   }
@@ -688,12 +933,22 @@ LogicalResult RuleEmitter::emitForTable(ForTableOp op) {
   if (failed(emitBlock(body)))
     return failure();
   auto yield = cast<YieldOp>(body.getTerminator());
-  for (auto [value, result, name] :
-       llvm::zip(yield.getValues(), op.getResults(), carried)) {
+  auto next = op->getAttrOfType<ArrayAttr>("optgen.next_buffers");
+  for (auto [index, value, result, name] :
+       llvm::enumerate(yield.getValues(), op.getResults(), carried)) {
     if (isTensor(value)) {
-      if (getBuffer(value) != getBuffer(result))
+      BufferAttr made = getBuffer(value), slot = getBuffer(result);
+      if (next && next[index] == made) {
+        // Double buffered: the slots trade places, the carried tile
+        // follows.
+        std::string a = memoryOf(slot), b = memoryOf(made);
+        line() << name << ".data = " << b << ";\n";
+        line() << b << " = " << a << ";\n";
+        line() << a << " = " << name << ".data;\n";
+      } else if (made != slot) {
         line() << "optgen::runtime::copyTile(" << tile(value) << ", " << name
                << ".data);\n";
+      }
     } else {
       line() << name << " = " << scalar(value) << ";\n";
     }
@@ -762,10 +1017,23 @@ void RuleEmitter::emitWorkspacePointers(RuleOp rule) {
   line() << "int64_t " << offsets << "[" << slots.size() << "];\n";
   line() << "workspace_layout_" << ident << "(call.rows, call.cols, "
          << offsets << ");\n";
+  // Slots a double-buffered loop exchanges are variables.
+  llvm::SmallDenseSet<int64_t> exchanged;
+  rule.walk([&](ForTableOp loop) {
+    auto next = loop->getAttrOfType<ArrayAttr>("optgen.next_buffers");
+    if (!next)
+      return;
+    for (auto [result, made] : llvm::zip(loop.getResults(), next))
+      if (auto buffer = dyn_cast<BufferAttr>(made)) {
+        exchanged.insert(buffer.getIndex());
+        exchanged.insert(getBuffer(result).getIndex());
+      }
+  });
   for (auto [index, slot] : llvm::enumerate(slots)) {
     slotNames.push_back(names.unique("slot" + std::to_string(index)));
-    line() << "float *const " << slotNames.back() << " = call.workspace + "
-           << offsets << "[" << index << "];\n";
+    line() << "float *" << (exchanged.count(index) ? "" : "const ")
+           << slotNames.back() << " = call.workspace + " << offsets << "["
+           << index << "];\n";
   }
 }
 

@@ -8,11 +8,59 @@
 #include <cblas.h>
 #endif
 
+#ifdef __SSE__
+#include <xmmintrin.h>
+#endif
+
 #include <algorithm>
 #include <cstring>
 #include <string>
 
 namespace optgen::runtime {
+
+namespace {
+
+/// Copies the upper triangle of square `tile` into its lower one: 4 x 4
+/// blocks transposed in registers where SSE is there, within 32 x 32 blocks
+/// so that what the lower rows read stays in the L1 cache.
+void mirrorUpper(Tile &tile) {
+  constexpr int64_t kBlock = 32;
+  const int64_t n = tile.rows;
+  float *data = tile.data;
+  for (int64_t ib = 0; ib < n; ib += kBlock) {
+    int64_t iEnd = std::min(ib + kBlock, n);
+    for (int64_t jb = 0; jb <= ib; jb += kBlock) {
+      int64_t jEnd = std::min(jb + kBlock, iEnd);
+      int64_t i = ib;
+#ifdef __SSE__
+      // Row quads i..i+3 below the diagonal: columns j < i in quads.
+      for (; i + 4 <= iEnd; i += 4) {
+        int64_t j = jb;
+        for (; j + 4 <= std::min(jEnd, i); j += 4) {
+          __m128 r0 = _mm_loadu_ps(data + (j + 0) * n + i);
+          __m128 r1 = _mm_loadu_ps(data + (j + 1) * n + i);
+          __m128 r2 = _mm_loadu_ps(data + (j + 2) * n + i);
+          __m128 r3 = _mm_loadu_ps(data + (j + 3) * n + i);
+          _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+          _mm_storeu_ps(data + (i + 0) * n + j, r0);
+          _mm_storeu_ps(data + (i + 1) * n + j, r1);
+          _mm_storeu_ps(data + (i + 2) * n + j, r2);
+          _mm_storeu_ps(data + (i + 3) * n + j, r3);
+        }
+        // The rest of each row (the diagonal quad).
+        for (int64_t r = i; r < i + 4; ++r)
+          for (int64_t c = j; c < std::min(jEnd, r); ++c)
+            data[r * n + c] = data[c * n + r];
+      }
+#endif
+      for (; i < iEnd; ++i)
+        for (int64_t j = jb; j < std::min(jEnd, i); ++j)
+          data[i * n + j] = data[j * n + i];
+    }
+  }
+}
+
+} // namespace
 
 void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
           float alpha, const Tile *c, float beta, bool symmetric, Tile &out) {
@@ -33,13 +81,11 @@ void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
     throw Error("a symmetric product multiplies one matrix by its transpose");
   if (m == 0 || n == 0)
     return;
-  if (c && c->data != out.data)
-    std::memcpy(out.data, c->data, static_cast<size_t>(out.size()) * sizeof(float));
   if (!c)
     beta = 0.0f;
   if (k == 0) {
     for (int64_t i = 0; i < out.size(); ++i)
-      out.data[i] = c ? beta * out.data[i] : 0.0f;
+      out.data[i] = c ? beta * c->data[i] : 0.0f;
     return;
   }
 #ifdef OPTGEN_NO_BLAS
@@ -49,6 +95,22 @@ void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
               ": this runtime was built without a BLAS (OPTGEN_RUNTIME_BLAS "
               "off)");
 #else
+  if (c && c->data != out.data && beta != 0.0f) {
+    // out = beta * c in the copy, then BLAS accumulates with beta = 1 (no
+    // pass of its own to scale out): the same f32 products as BLAS's
+    // scaling, one pass fewer. A symmetric product reads and writes only
+    // the upper triangle.
+    const float *from = c->data;
+    if (symmetric) {
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = i; j < n; ++j)
+          out.data[i * n + j] = beta * from[i * n + j];
+    } else {
+      for (int64_t i = 0; i < m * n; ++i)
+        out.data[i] = beta * from[i];
+    }
+    beta = 1.0f;
+  }
   if (!symmetric) {
     cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
                 transposeB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
@@ -62,9 +124,7 @@ void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
               static_cast<int>(m), static_cast<int>(k), alpha, a.data,
               static_cast<int>(a.cols), beta, out.data,
               static_cast<int>(out.cols));
-  for (int64_t i = 1; i < m; ++i)
-    for (int64_t j = 0; j < i; ++j)
-      out.data[i * n + j] = out.data[j * n + i];
+  mirrorUpper(out);
 #endif
 }
 

@@ -21,11 +21,15 @@
 /// Generated loops are parallel when built with OpenMP, and plain loops
 /// (without unknown-pragma warnings) when not:
 ///   OPTGEN_PARALLEL_FOR(if (n >= 65536) reduction(+ : sum))
+/// and inner loops are vectorised (their reductions reassociated) likewise:
+///   OPTGEN_SIMD(reduction(+ : sum))
 #define OPTGEN_PRAGMA(text) _Pragma(#text)
 #ifdef _OPENMP
 #define OPTGEN_PARALLEL_FOR(...) OPTGEN_PRAGMA(omp parallel for __VA_ARGS__)
+#define OPTGEN_SIMD(...) OPTGEN_PRAGMA(omp simd __VA_ARGS__)
 #else
 #define OPTGEN_PARALLEL_FOR(...)
+#define OPTGEN_SIMD(...)
 #endif
 
 namespace optgen::runtime {
@@ -34,8 +38,10 @@ namespace optgen::runtime {
 /// accumulating in f32 (BLAS sgemm); without `c` (null) beta is unused.
 /// With `symmetric` the product is op(a) @ op(a)^T of one operand and `c`
 /// is symmetric: only the upper triangle is computed (ssyrk, half the
-/// multiply-adds) and then mirrored. `out` holds the product's rows x cols
-/// and may be `c`'s memory, never a's or b's.
+/// multiply-adds) and then mirrored (in cache blocks). `out` holds the
+/// product's rows x cols and may be `c`'s memory, never a's or b's; when it
+/// is not, beta * c is formed while copying c (the f32 products BLAS would
+/// form, without a pass of its own over out).
 void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
           float alpha, const Tile *c, float beta, bool symmetric, Tile &out);
 
