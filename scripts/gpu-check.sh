@@ -8,8 +8,8 @@
 #      CUDA of every example in the bundle (nvcc, sm_90);
 #   2. runs the runtime's GPU tests;
 #   3. replays every example's case on its generated CUDA and compares the
-#      updates with the fp64 interpreter's (made beforehand), and nanochat's
-#      golden cases with their tolerances;
+#      updates with the fp64 interpreter's and the CPU target's (made
+#      beforehand), and nanochat's golden cases with their tolerances;
 #   4. times, at nanochat's depths 12, 20 and 26, the AdamW part (with the
 #      card's copy bandwidth) and the whole step against nanochat's under
 #      torch.compile, and the host cost of a step (bench/gpu/);
@@ -68,15 +68,20 @@ while read -r name tolerance rest; do
   fi
   runner="$build/gen/$name/${name}_runner"
   [[ -x $runner ]] || runner=$(find "$build/gen/$name" -maxdepth 1 -name '*_runner' -type f | head -1)
-  if python3 test/numeric/compare.py --case "$bundle/cases/$name.safetensors" \
-       --tolerance "$tolerance" --runner "$runner" \
-       --reference "$bundle/cases/$name.reference.safetensors" \
-       >"$out/$name.log" 2>&1; then
-    row "$name vs fp64 interpreter | ok | $(tail -1 "$out/$name.log")"
-  else
-    tail -20 "$out/$name.log"
-    fail "$name vs fp64 interpreter | FAILED | $(tail -1 "$out/$name.log")"
-  fi
+  for reference in reference cpu; do
+    what="fp64 interpreter"
+    [[ $reference == cpu ]] && what="CPU target"
+    log="$out/$name.$reference.log"
+    if python3 test/numeric/compare.py --case "$bundle/cases/$name.safetensors" \
+         --tolerance "$tolerance" --runner "$runner" \
+         --reference "$bundle/cases/$name.$reference.safetensors" \
+         >"$log" 2>&1; then
+      row "$name vs $what | ok | $(tail -1 "$log")"
+    else
+      tail -20 "$log"
+      fail "$name vs $what | FAILED | $(tail -1 "$log")"
+    fi
+  done
 done <"$bundle/manifest.txt"
 
 # nanochat's own golden cases (test/golden), on the CUDA of both versions of

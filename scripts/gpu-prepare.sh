@@ -7,7 +7,8 @@
 #                  (a header, a .cu, a runner, a CMakeLists.txt); the others
 #                  are listed in manifest.txt with the printer's reason
 #   cases/         per printed example a random case (every shape class its
-#                  rules accept) and the fp64 interpreter's result on it
+#                  rules accept), and the fp64 interpreter's and the CPU
+#                  target's results on it
 #   googletest/    GoogleTest's sources, for the runtime's GPU tests
 #   manifest.txt   one line per example: NAME TOLERANCE (or NAME skipped WHY)
 #
@@ -66,8 +67,11 @@ for entry in "${examples[@]}"; do
   "$optgen" run "examples/$spec" "${defines[@]}" --interpret \
     --case "$bundle/cases/$name.safetensors" \
     --out "$bundle/cases/$name.reference.safetensors" >/dev/null
+  "$optgen" run "examples/$spec" "${defines[@]}" --target=cpu \
+    --case "$bundle/cases/$name.safetensors" \
+    --out "$bundle/cases/$name.cpu.safetensors" >/dev/null
   echo "$name $tolerance" >>"$bundle/manifest.txt"
-  echo "gpu-prepare: $name: CUDA and a case with its reference"
+  echo "gpu-prepare: $name: CUDA and a case with its references"
 done
 
 size=$(du -sm "$bundle" | cut -f1)
