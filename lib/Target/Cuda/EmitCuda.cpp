@@ -1280,11 +1280,25 @@ void CudaRuleEmitter::printLaunches(KernelOp kernel, unsigned indent) {
     return os;
   };
   const LaunchPlan &plan = plans.lookup(kernel);
-  auto [R, C] = spaceExtents(kernel);
+  // An extent the host computes at run time (a ternary on an axis) is named
+  // once, before the launches that pass it.
+  auto named = [&](const std::string &extent, StringRef base) {
+    if (!StringRef(extent).contains('?'))
+      return extent;
+    std::string name = hostNames.unique(base);
+    line() << "const int64_t " << name << " = " << extent << ";\n";
+    return name;
+  };
+  // (One statement each: the declarations print in a fixed order.)
+  auto [spaceRows, spaceCols] = spaceExtents(kernel);
+  std::string R = named(spaceRows, "rows");
+  std::string C = named(spaceCols, "cols");
   std::string extents;
   for (Value input : plan.openInputs) {
     auto [rows, cols] = hostExtents(input);
-    extents += ", " + rows + ", " + cols;
+    std::string rowsName = named(rows, "rows");
+    std::string colsName = named(cols, "cols");
+    extents += ", " + rowsName + ", " + colsName;
   }
   auto launch = [&](const std::string &name, const std::string &grid) {
     line() << name << "<<<" << grid << ", " << kBlockThreads
@@ -1460,6 +1474,13 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
     if (isa<UpdateOp>(op)) {
       for (auto [index, store] : llvm::enumerate(stores)) {
         auto [rows, cols] = hostExtents(store.first);
+        for (std::string *extent : {&rows, &cols})
+          if (StringRef(*extent).contains('?')) {
+            std::string name = hostNames.unique(extent == &rows ? "rows"
+                                                                : "cols");
+            line() << "const int64_t " << name << " = " << *extent << ";\n";
+            *extent = name;
+          }
         std::string name = ident + "_store" + std::to_string(index);
         line() << name << "<<<spaceGrid(" << rows << " * " << cols << "), "
                << kBlockThreads << ", 0, call.stream>>>(call, slots, " << rows
