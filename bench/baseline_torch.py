@@ -82,10 +82,10 @@ def uniform(shape, seed, scale):
 # nanochat's parameters, as bench_step.cpp's nanochatParams
 # --------------------------------------------------------------------------
 
-def nanochat_params(depth):
+def nanochat_params(depth, vocab=VOCAB):
     """(name, shape, group) in bench_step.cpp's order."""
     n = 64 * depth
-    defs = [("transformer.wte.weight", (VOCAB, n), "embeddings")]
+    defs = [("transformer.wte.weight", (vocab, n), "embeddings")]
     for i in range(depth):
         h = f"transformer.h.{i}."
         for m in ("attn.c_q", "attn.c_k", "attn.c_v", "attn.c_proj"):
@@ -94,8 +94,8 @@ def nanochat_params(depth):
         defs.append((h + "mlp.c_proj.weight", (n, 4 * n), "muon"))
     for i in range(depth):
         if i % 2 == (depth - 1) % 2:  # nanochat's has_ve
-            defs.append((f"value_embeds.{i}.weight", (VOCAB, n), "embeddings"))
-    defs.append(("lm_head.weight", (VOCAB, n), "lm_head"))
+            defs.append((f"value_embeds.{i}.weight", (vocab, n), "embeddings"))
+    defs.append(("lm_head.weight", (vocab, n), "lm_head"))
     defs.append(("resid_lambdas", (depth,), "scalars"))
     defs.append(("x0_lambdas", (depth,), "scalars"))
     return defs

@@ -19,17 +19,9 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from baseline_torch import adamw_step  # noqa: E402  (one copy of the math)
+from baseline_torch import adamw_step, nanochat_params  # noqa: E402  (one copy)
 
 VOCAB = 32768
-
-
-def adamw_params(depth):
-    n = 64 * depth
-    shapes = [(VOCAB, n)]
-    shapes += [(VOCAB, n) for i in range(depth) if i % 2 == (depth - 1) % 2]
-    shapes += [(VOCAB, n), (depth,), (depth,)]
-    return shapes
 
 
 def main():
@@ -42,7 +34,9 @@ def main():
     for depth in (12, 20, 26):
         generator = torch.Generator(device=device).manual_seed(depth)
         tensors = []
-        for shape in adamw_params(depth):
+        for _, shape, group in nanochat_params(depth, VOCAB):
+            if group == "muon":
+                continue
             p = torch.rand(shape, device=device, generator=generator) * 2 - 1
             g = (torch.rand(shape, device=device, generator=generator) * 2 - 1) * 0.01
             tensors.append((p, g, torch.zeros_like(p), torch.zeros_like(p)))

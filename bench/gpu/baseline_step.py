@@ -22,25 +22,6 @@ import baseline_torch  # noqa: E402  (one copy of the math)
 VOCAB = 32768
 
 
-def nanochat_params(depth):
-    """(name, shape, group) as bench_step.cu registers them."""
-    n = 64 * depth
-    defs = [("transformer.wte.weight", (VOCAB, n), "embeddings")]
-    for i in range(depth):
-        h = f"transformer.h.{i}."
-        for m in ("attn.c_q", "attn.c_k", "attn.c_v", "attn.c_proj"):
-            defs.append((h + m + ".weight", (n, n), "muon"))
-        defs.append((h + "mlp.c_fc.weight", (4 * n, n), "muon"))
-        defs.append((h + "mlp.c_proj.weight", (n, 4 * n), "muon"))
-    for i in range(depth):
-        if i % 2 == (depth - 1) % 2:
-            defs.append((f"value_embeds.{i}.weight", (VOCAB, n), "embeddings"))
-    defs.append(("lm_head.weight", (VOCAB, n), "lm_head"))
-    defs.append(("resid_lambdas", (depth,), "scalars"))
-    defs.append(("x0_lambdas", (depth,), "scalars"))
-    return defs
-
-
 def main():
     device = torch.device("cuda")
     print(f"baseline_step: torch {torch.__version__}, "
@@ -48,7 +29,7 @@ def main():
     for depth in (12, 20, 26):
         generator = torch.Generator(device=device).manual_seed(depth)
         named = []
-        for name, shape, group in nanochat_params(depth):
+        for name, shape, group in baseline_torch.nanochat_params(depth, VOCAB):
             p = (torch.rand(shape, device=device, generator=generator) * 2 - 1) * 0.02
             p.grad = (torch.rand(shape, device=device, generator=generator) * 2 - 1) * 0.001
             named.append((name, p, group))

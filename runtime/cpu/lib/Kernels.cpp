@@ -20,6 +20,7 @@ namespace optgen::runtime {
 
 namespace {
 
+#ifndef OPTGEN_NO_BLAS // only ssyrk's results are mirrored
 /// Copies the upper triangle of square `tile` into its lower one: 4 x 4
 /// blocks transposed in registers where SSE is there, within 32 x 32 blocks
 /// so that what the lower rows read stays in the L1 cache.
@@ -59,6 +60,7 @@ void mirrorUpper(Tile &tile) {
     }
   }
 }
+#endif
 
 } // namespace
 
