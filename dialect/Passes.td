@@ -13,7 +13,10 @@ def FuseKernels : Pass<"optgen-fuse-kernels", "optgen::RuleOp"> {
     values they compute, so that a kernel reads each input once and writes
     each result once (one AdamW step reads p, g, m, v and writes p, m, v).
     Scalar math that does not depend on tensor data is first hoisted above
-    the tensor work, so it does not split kernels. Matrix products,
+    the tensor work, so it does not split kernels; scalar math on a
+    reduction inside a run that nothing in the run reads moves after the
+    kernel rather than ending it (a norm's scaling does not keep the row
+    norms of the same values out of the kernel). Matrix products,
     transposes and control flow stay outside kernels; a value a reduction
     computes is used only after the kernel that computes it.
   }];

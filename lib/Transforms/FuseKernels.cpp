@@ -8,7 +8,8 @@
 //     after its operands, so it does not split the tensor work;
 //  3. cut the block into maximal runs of elementwise ops over one iteration
 //     space, with the reductions of values they compute, and wrap each run
-//     in an `optgen.kernel`.
+//     in an `optgen.kernel`; scalar math inside a run that the run does not
+//     read (a norm's scaling) moves after the kernel instead of ending it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,15 +138,21 @@ void formKernels(Block &block) {
   SmallVector<Operation *> group;
   Type space;
   llvm::SmallPtrSet<Value, 4> reductions; // computed by the current group
+  // Scalar math met inside the current run (a reduction's result scaled,
+  // a shape query) does not end it: it ends up after the kernel, where what
+  // it reads is computed. An op of the run that needs it ends the run.
+  llvm::SmallPtrSet<Value, 8> deferred;
   auto flush = [&] {
     if (!group.empty())
       wrapInKernel(group);
     group.clear();
     reductions.clear();
+    deferred.clear();
   };
   auto usesReduction = [&](Operation *op) {
-    return llvm::any_of(op->getOperands(),
-                        [&](Value v) { return reductions.contains(v); });
+    return llvm::any_of(op->getOperands(), [&](Value v) {
+      return reductions.contains(v) || deferred.contains(v);
+    });
   };
 
   SmallVector<Operation *> ops;
@@ -169,6 +176,11 @@ void formKernels(Block &block) {
       }
       group.push_back(op);
       reductions.insert(reduce.getResult());
+      continue;
+    }
+    if (!group.empty() && isHoistableScalarOp(op)) {
+      for (Value result : op->getResults())
+        deferred.insert(result);
       continue;
     }
     flush();

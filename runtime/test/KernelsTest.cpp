@@ -127,3 +127,24 @@ TEST(Gemm, EmptyInnerDimensionScalesC) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Lerp, EachSideIsLerpWhereItsWeightsAre) {
+  std::vector<float> ends = filled(2000, 9);
+  const float weights[] = {0.0f,  1e-8f, 0.05f,  0.1f,   0.4999999f,
+                           0.5f,  0.5000001f, 0.9f, 0.95f, 0.999f,
+                           1.0f,  -0.5f,  1.5f,   NAN};
+  for (float w : weights)
+    for (size_t i = 0; i + 1 < ends.size(); i += 2) {
+      float start = ends[i] * 1e3f, end = ends[i + 1];
+      float expected = lerp(start, end, w);
+      float got = w < 0.5f ? lerpLower(start, end, w) : lerpUpper(start, end, w);
+      if (std::isnan(expected))
+        EXPECT_TRUE(std::isnan(got));
+      else
+        ASSERT_EQ(got, expected) << "weight " << w;
+    }
+}
+
+} // namespace

@@ -67,6 +67,38 @@ optgen.optimizer @o {
 
 // -----
 
+// Scalar math on a reduction (MuonEq's target norm) does not end the run
+// when nothing in the run reads it: the row norms of the same values join
+// the kernel, and the scalar math follows it. What does read it (the
+// scaling by target / row_norm) starts the next kernel.
+// CHECK-LABEL: optgen.rule @muoneq
+// CHECK: %[[K:.*]]:3 = optgen.kernel -> (!optgen.tensor<[m, n], f32>, f32, !optgen.tensor<[m, 1], f32>) {
+// CHECK-NEXT: optgen.mul %g
+// CHECK-NEXT: optgen.reduce norm
+// CHECK-NEXT: optgen.reduce norm {{.*}} along
+// CHECK-NEXT: optgen.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[T:.*]] = optgen.div %[[K]]#1
+// CHECK-NEXT: optgen.kernel -> (!optgen.tensor<[m, 1], f32>) {
+// CHECK-NEXT: optgen.div %[[T]], %[[K]]#2
+optgen.optimizer @o {
+  optgen.rule @muoneq inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<[m, n], f32>, %g: !optgen.tensor<[m, n], f32>):
+    %one = optgen.constant 1 : i64
+    %two = optgen.constant 2.0 : f64
+    %x = optgen.mul %g, %two : !optgen.tensor<[m, n], f32>, f64
+    %n = optgen.reduce norm %x : !optgen.tensor<[m, n], f32>
+    %target = optgen.div %n, %two : f32, f64
+    %rn = optgen.reduce norm %x along %one : !optgen.tensor<[m, n], f32>
+    %s = optgen.div %target, %rn : f32, !optgen.tensor<[m, 1], f32>
+    %y = optgen.mul %x, %s : !optgen.tensor<[m, n], f32>, !optgen.tensor<[m, 1], f32>
+    %p1 = optgen.sub %p, %y : !optgen.tensor<[m, n], f32>, !optgen.tensor<[m, n], f32>
+    optgen.update %p1 : !optgen.tensor<[m, n], f32>
+  }
+}
+
+// -----
+
 // Matrix products stay outside kernels; an elementwise op waits for the
 // product it is added to, so a * x and its sum with x @ B share a kernel,
 // and b * A + c * AA share another.

@@ -487,6 +487,30 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
       if (r.alongAxis && !r.onRows.empty())
         ++dynamicCount;
   }
+  // A lerp whose weight is one scalar for the whole kernel takes the same
+  // side of its branch at every element: versioned too, each version calls
+  // the side it takes (the branch, per element, kept loops scalar).
+  // A constant weight decides the side here.
+  SmallVector<LerpOp> lerps;
+  llvm::DenseMap<Operation *, bool> lerpLowerKnown;
+  for (LerpOp lerp : body.getOps<LerpOp>()) {
+    Value weight = lerp.getOperand(2);
+    if (isTensor(weight) || weight.getParentBlock() == &body ||
+        !getElementTypeOrSelf(lerp.getType()).isF32())
+      continue;
+    auto constant = weight.getDefiningOp<ConstantOp>();
+    auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
+    if (value) {
+      // As the f32 weight the lerp gets compares.
+      float w = static_cast<float>(value.getValueAsDouble());
+      lerpLowerKnown[lerp] = w < 0.5f;
+      continue;
+    }
+    lerps.push_back(lerp);
+  }
+  unsigned lerpCount = lerps.size();
+  if ((1u << (dynamicCount + lerpCount)) > kMaxVersions)
+    lerpCount = 0;
   bool versioned = dynamicCount > 0 && (1u << dynamicCount) <= kMaxVersions;
   // Reductions along an axis: per reduction, whether its slot is the row
   // (summed in a register per row): "1" yes, "0" no, or a test's index.
@@ -517,6 +541,16 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
       }
     }
   }
+  llvm::DenseMap<Operation *, int> lerpTest;
+  for (LerpOp lerp : ArrayRef<LerpOp>(lerps).take_front(lerpCount)) {
+    Type f32 = getElementTypeOrSelf(lerp.getType());
+    Value weight = lerp.getOperand(2);
+    tests.push_back("(" +
+                    convert(scalar(weight),
+                            getElementTypeOrSelf(weight.getType()), f32) +
+                    ") < 0.5f");
+    lerpTest[lerp] = tests.size() - 1;
+  }
 
   // Loads of inputs at the current element.
   auto load = [&](Value v) -> std::string {
@@ -540,16 +574,6 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
   };
 
   bool parallel = reductions.empty() || flat;
-  if (flat) {
-    line() << "OPTGEN_PARALLEL_FOR(simd if (parallel : " << R << " * " << C
-           << " >= 65536)";
-    for (const Reduction &r : reductions)
-      os << " reduction(" << (r.op.getKind() == ReduceKind::max ? "max" : "+")
-         << " : " << r.acc << ")";
-    os << ")\n";
-    line() << "for (int64_t k = 0; k < " << R << " * " << C << "; ++k) {\n";
-    ++indent;
-  }
   // The inner loop's statements are gathered as text (with placeholders)
   // and printed once per version.
   std::string bodyText;
@@ -621,6 +645,22 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     if (expr.empty())
       return op.emitError("the CPU emitter cannot print this op in a kernel");
     Value result = op.getResult(0);
+    auto known = lerpLowerKnown.find(&op);
+    if (lerpTest.count(&op) || known != lerpLowerKnown.end()) {
+      // lerp(start, end, weight) as optgen::runtime::lerp computes it, its
+      // branch decided by the version.
+      Type f32 = getElementTypeOrSelf(result.getType());
+      SmallVector<std::string> in;
+      for (auto [operand, text] : llvm::zip(op.getOperands(), operands))
+        in.push_back(
+            convert(text, getElementTypeOrSelf(operand.getType()), f32));
+      std::string args = "(" + in[0] + ", " + in[1] + ", " + in[2] + ")";
+      std::string lower = "optgen::runtime::lerpLower" + args;
+      std::string upper = "optgen::runtime::lerpUpper" + args;
+      expr = known != lerpLowerKnown.end()
+                 ? (known->second ? lower : upper)
+                 : variant(lerpTest[&op], upper, lower);
+    }
     // A boolean in arithmetic is printed as `(b ? 1.0f : 0.0f)`; GCC turns
     // `x * (b ? 1.0f : 0.0f)` into a branch around the multiply, which it
     // then cannot vectorise (the multiply may trap). Through an integer the
@@ -634,7 +674,11 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
             text, getElementTypeOrSelf(operand.getType()), resultElement);
         std::string flat = "static_cast<" + cType(resultElement).str() +
                            ">(static_cast<int32_t>(" + text + "))";
-        for (size_t at; (at = expr.find(branchy)) != std::string::npos;)
+        if (branchy == text)
+          continue;
+        for (size_t at = 0;
+             (at = expr.find(branchy, at)) != std::string::npos;
+             at += flat.size())
           expr.replace(at, branchy.size(), flat);
       }
     }
@@ -674,16 +718,46 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     for (StringRef statement : lines)
       line() << statement << "\n";
   };
+  SmallVector<std::string> testNames;
+  for (const std::string &test : tests) {
+    testNames.push_back(names.unique("case"));
+    line() << "const bool " << testNames.back() << " = " << test << ";\n";
+  }
+  // if (case0) { if (case1) ... } else ...: `leaf` per combination.
+  std::function<void(unsigned, unsigned, function_ref<void(unsigned)>)>
+      branch = [&](unsigned test, unsigned flags,
+                   function_ref<void(unsigned)> leaf) {
+        if (test == tests.size()) {
+          leaf(flags);
+          return;
+        }
+        line() << "if (" << testNames[test] << ") {\n";
+        ++indent;
+        branch(test + 1, flags | (1u << test), leaf);
+        --indent;
+        line() << "} else {\n";
+        ++indent;
+        branch(test + 1, flags, leaf);
+        --indent;
+        line() << "}\n";
+      };
   if (flat) {
-    instantiate(0);
-    --indent;
-    line() << "}\n";
+    branch(0, 0, [&](unsigned flags) {
+      line() << "OPTGEN_PARALLEL_FOR(simd if (parallel : " << R << " * " << C
+             << " >= 65536)";
+      for (const Reduction &r : reductions)
+        os << " reduction("
+           << (r.op.getKind() == ReduceKind::max ? "max" : "+") << " : "
+           << r.acc << ")";
+      os << ")\n";
+      line() << "for (int64_t k = 0; k < " << R << " * " << C
+             << "; ++k) {\n";
+      ++indent;
+      instantiate(flags);
+      --indent;
+      line() << "}\n";
+    });
   } else {
-    SmallVector<std::string> testNames;
-    for (const std::string &test : tests) {
-      testNames.push_back(names.unique("case"));
-      line() << "const bool " << testNames.back() << " = " << test << ";\n";
-    }
     if (parallel)
       line() << "OPTGEN_PARALLEL_FOR(if (" << R << " * " << C
              << " >= 65536))\n";
@@ -735,24 +809,7 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
       --indent;
       line() << "}\n";
     };
-    // if (case0) { if (case1) ... } else ...: one inner loop per leaf.
-    std::function<void(unsigned, unsigned)> branch = [&](unsigned test,
-                                                         unsigned flags) {
-      if (test == tests.size()) {
-        innerLoop(flags);
-        return;
-      }
-      line() << "if (" << testNames[test] << ") {\n";
-      ++indent;
-      branch(test + 1, flags | (1u << test));
-      --indent;
-      line() << "} else {\n";
-      ++indent;
-      branch(test + 1, flags);
-      --indent;
-      line() << "}\n";
-    };
-    branch(0, 0);
+    branch(0, 0, innerLoop);
     for (const Reduction &r : reductions) {
       if (!rowAcc.count(r.op))
         continue;

@@ -34,6 +34,17 @@
 
 namespace optgen::runtime {
 
+/// The two sides of lerp() (ElementMath.h), for loops whose weight is the
+/// same at every element and that test it once: lerp(start, end, weight) is
+/// lerpLower(...) for weight < 0.5 and lerpUpper(...) otherwise, bit for
+/// bit.
+inline float lerpLower(float start, float end, float weight) {
+  return start + weight * (end - start);
+}
+inline float lerpUpper(float start, float end, float weight) {
+  return end - (end - start) * (1.0f - weight);
+}
+
 /// out = alpha * op(a) @ op(b) + beta * c, op transposing when asked,
 /// accumulating in f32 (BLAS sgemm); without `c` (null) beta is unused.
 /// With `symmetric` the product is op(a) @ op(a)^T of one operand and `c`
