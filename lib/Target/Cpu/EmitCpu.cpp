@@ -18,6 +18,7 @@
 #include "optgen/Target/CFamily/Expressions.h"
 #include "optgen/Target/CFamily/Names.h"
 #include "optgen/Target/CFamily/SourceInfo.h"
+#include "optgen/Target/CFamily/StatementPrinter.h"
 
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -41,51 +42,23 @@ bool isTensor(Value v) { return isa<SymbolicTensorType>(v.getType()); }
 // One rule (or a `where` condition, or a state-shape function)
 //===----------------------------------------------------------------------===//
 
-class RuleEmitter {
+class RuleEmitter : StatementPrinter {
 public:
   RuleEmitter(llvm::raw_ostream &os, const CpuEmitOptions &options,
               std::vector<std::string> &tables)
-      : os(os), options(options), tables(tables) {}
+      : StatementPrinter(os, options.specName, options.sourceLine),
+        options(options), tables(tables) {}
 
   LogicalResult emitRule(RuleOp rule);
   LogicalResult emitStateShapes(RuleOp rule);
   LogicalResult emitWhere(GroupOp group, StringRef function);
 
 private:
-  llvm::raw_ostream &os;
   const CpuEmitOptions &options;
   std::vector<std::string> &tables; ///< file-scope constant tables
-  NameTable names;
   llvm::DenseMap<Value, std::string> exprs; ///< scalars: a C++ expression
   llvm::DenseMap<Value, std::string> tiles; ///< tensors: a Tile variable
-  unsigned indent = 1;
-  unsigned lastLine = 0;
   RuleOp currentRule;
-
-  llvm::raw_ostream &line() {
-    for (unsigned i = 0; i < indent; ++i)
-      os << "  ";
-    return os;
-  }
-
-  /// A comment with the spec line `op` comes from, when it changes.
-  void noteSource(Operation *op) {
-    std::optional<FileLineColLoc> file = fileLocation(op->getLoc());
-    if (!file || file->getLine() == lastLine)
-      return;
-    lastLine = file->getLine();
-    std::string text =
-        options.sourceLine ? options.sourceLine(lastLine) : std::string();
-    line() << "// " << options.specName << ":" << lastLine;
-    if (!text.empty())
-      os << ": " << commentText(text);
-    os << "\n";
-  }
-
-  std::string nameFor(Value value, StringRef fallback) {
-    std::optional<StringRef> spec = specName(value);
-    return names.unique(spec ? *spec : fallback);
-  }
 
   std::string scalar(Value v) { return exprs.lookup(v); }
   std::string tile(Value v) { return tiles.lookup(v); }
@@ -932,26 +905,10 @@ LogicalResult RuleEmitter::emitIf(IfOp op) {
 }
 
 LogicalResult RuleEmitter::emitForTable(ForTableOp op) {
-  auto table = op.getTable().getValues<double>();
   int64_t rows = cast<ShapedType>(op.getTable().getType()).getDimSize(0);
   int64_t width = op.getRowLength();
   std::string tableName = "kTable" + std::to_string(tables.size());
-  std::string text;
-  llvm::raw_string_ostream t(text);
-  std::optional<FileLineColLoc> file = fileLocation(op.getLoc());
-  t << "// The table of the loop at " << options.specName << ":"
-    << (file ? file->getLine() : 0) << ", as f32.\n";
-  t << "constexpr float " << tableName << "[" << rows << "][" << width
-    << "] = {\n";
-  auto it = table.begin();
-  for (int64_t r = 0; r < rows; ++r) {
-    t << "    {";
-    for (int64_t c = 0; c < width; ++c, ++it)
-      t << (c ? ", " : "") << floatLiteral(*it, false);
-    t << "},\n";
-  }
-  t << "};\n";
-  tables.push_back(text);
+  tables.push_back(tableDefinition(op, tableName, options.specName));
 
   Block &body = op.getBody().front();
   SmallVector<std::string> carried;

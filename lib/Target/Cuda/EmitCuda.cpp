@@ -34,6 +34,7 @@
 #include "optgen/Target/CFamily/Expressions.h"
 #include "optgen/Target/CFamily/Names.h"
 #include "optgen/Target/CFamily/SourceInfo.h"
+#include "optgen/Target/CFamily/StatementPrinter.h"
 #include "optgen/Target/Cpu/EmitCpu.h"
 
 #include "llvm/ADT/SetVector.h"
@@ -420,40 +421,14 @@ std::string CudaRuleEmitter::storageOf(BufferAttr buffer) {
   return "float";
 }
 
-/// A kernel's body printed as statements: a name table, the expressions of
-/// values, indentation, and the spec line comments.
-struct BodyPrinter {
+/// A kernel's body printed as statements (StatementPrinter) with the
+/// expressions of its values.
+struct BodyPrinter : StatementPrinter {
   BodyPrinter(raw_ostream &os, const CpuEmitOptions &options)
-      : os(os), options(options) {}
+      : StatementPrinter(os, options.specName, options.sourceLine) {}
 
-  raw_ostream &os;
-  const CpuEmitOptions &options;
-  NameTable names;
   llvm::DenseMap<Value, std::string> exprs;
-  unsigned indent = 1;
-  unsigned lastLine = 0;
 
-  raw_ostream &line() {
-    for (unsigned i = 0; i < indent; ++i)
-      os << "  ";
-    return os;
-  }
-  void noteSource(Operation *op) {
-    std::optional<FileLineColLoc> file = fileLocation(op->getLoc());
-    if (!file || file->getLine() == lastLine)
-      return;
-    lastLine = file->getLine();
-    std::string text =
-        options.sourceLine ? options.sourceLine(lastLine) : std::string();
-    line() << "// " << options.specName << ":" << lastLine;
-    if (!text.empty())
-      os << ": " << commentText(text);
-    os << "\n";
-  }
-  std::string nameFor(Value value, StringRef fallback) {
-    std::optional<StringRef> spec = specName(value);
-    return names.unique(spec ? *spec : fallback);
-  }
   /// Prints elementwise `op` of a kernel body on `operands` (its operands'
   /// expressions at the current element) as a named constant; returns the
   /// name, or empty after a diagnostic.
