@@ -1005,7 +1005,7 @@ LogicalResult RuleEmitter::emitRule(RuleOp rule) {
   std::optional<FileLineColLoc> file = fileLocation(rule.getLoc());
   os << "// Rule '" << commentText(rule.getSymName()) << "', "
      << options.specName << ":" << (file ? file->getLine() : 0) << ".\n";
-  os << "void step_" << ident
+  os << "OPTGEN_STEP_CLONES void step_" << ident
      << "(const optgen::runtime::RuleCall &call) {\n";
   std::string p = names.unique(cast<StringAttr>(rule.getInputs()[0]).getValue());
   std::string g = names.unique(cast<StringAttr>(rule.getInputs()[1]).getValue());

@@ -62,6 +62,20 @@ void mirrorUpper(Tile &tile) {
 }
 #endif
 
+/// to = beta * from over rows x cols (only the upper triangle when
+/// `upper`).
+OPTGEN_STEP_CLONES void scaledCopy(const float *from, float *to, int64_t rows,
+                                   int64_t cols, float beta, bool upper) {
+  if (upper) {
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = i; j < cols; ++j)
+        to[i * cols + j] = beta * from[i * cols + j];
+    return;
+  }
+  for (int64_t i = 0; i < rows * cols; ++i)
+    to[i] = beta * from[i];
+}
+
 } // namespace
 
 void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
@@ -102,15 +116,7 @@ void gemm(const Tile &a, bool transposeA, const Tile &b, bool transposeB,
     // pass of its own to scale out): the same f32 products as BLAS's
     // scaling, one pass fewer. A symmetric product reads and writes only
     // the upper triangle.
-    const float *from = c->data;
-    if (symmetric) {
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = i; j < n; ++j)
-          out.data[i * n + j] = beta * from[i * n + j];
-    } else {
-      for (int64_t i = 0; i < m * n; ++i)
-        out.data[i] = beta * from[i];
-    }
+    scaledCopy(c->data, out.data, m, n, beta, symmetric);
     beta = 1.0f;
   }
   if (!symmetric) {

@@ -32,6 +32,17 @@
 #define OPTGEN_SIMD(...)
 #endif
 
+/// A step function compiled twice, for the baseline instruction set and for
+/// AVX2, the better chosen when the program loads (GCC's target_clones, an
+/// ifunc: ELF and glibc), so that its loops use 8-wide vectors where the
+/// CPU has them whatever flags built it. Elsewhere, one baseline version.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) &&     \
+    defined(__ELF__) && defined(__GLIBC__)
+#define OPTGEN_STEP_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define OPTGEN_STEP_CLONES
+#endif
+
 namespace optgen::runtime {
 
 /// The two sides of lerp() (ElementMath.h), for loops whose weight is the
