@@ -178,7 +178,10 @@ void formKernels(Block &block) {
       reductions.insert(reduce.getResult());
       continue;
     }
-    if (!group.empty() && isHoistableScalarOp(op)) {
+    // (Shape queries of the run's tensors are not deferred: they would make
+    // the kernel write the tensor out.)
+    if (!group.empty() && isHoistableScalarOp(op) &&
+        llvm::none_of(op->getOperandTypes(), isTensor)) {
       for (Value result : op->getResults())
         deferred.insert(result);
       continue;

@@ -99,6 +99,34 @@ optgen.optimizer @o {
 
 // -----
 
+// A shape query of a tensor the run makes still ends the run where it
+// stands (just after the tensor): deferring it would make the kernel write
+// that tensor out for it. The reductions after it share the next kernel.
+// CHECK-LABEL: optgen.rule @shaped
+// CHECK: %[[X:.*]] = optgen.kernel -> (!optgen.tensor<[m, n], f32>) {
+// CHECK: optgen.dim %[[X]]
+// CHECK: optgen.kernel -> (f32, !optgen.tensor<[m, 1], f32>) {
+// CHECK-NEXT: optgen.reduce norm %[[X]] :
+// CHECK-NEXT: optgen.reduce norm %[[X]] along
+optgen.optimizer @o {
+  optgen.rule @shaped inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<[m, n], f32>, %g: !optgen.tensor<[m, n], f32>):
+    %one = optgen.constant 1 : i64
+    %two = optgen.constant 2.0 : f64
+    %x = optgen.mul %g, %two : !optgen.tensor<[m, n], f32>, f64
+    %n = optgen.reduce norm %x : !optgen.tensor<[m, n], f32>
+    %cols = optgen.dim %x, %one : !optgen.tensor<[m, n], f32>
+    %target = optgen.div %n, %cols : f32, i64
+    %rn = optgen.reduce norm %x along %one : !optgen.tensor<[m, n], f32>
+    %s = optgen.div %target, %rn : f32, !optgen.tensor<[m, 1], f32>
+    %y = optgen.mul %x, %s : !optgen.tensor<[m, n], f32>, !optgen.tensor<[m, 1], f32>
+    %p1 = optgen.sub %p, %y : !optgen.tensor<[m, n], f32>, !optgen.tensor<[m, n], f32>
+    optgen.update %p1 : !optgen.tensor<[m, n], f32>
+  }
+}
+
+// -----
+
 // Matrix products stay outside kernels; an elementwise op waits for the
 // product it is added to, so a * x and its sum with x @ B share a kernel,
 // and b * A + c * AA share another.
