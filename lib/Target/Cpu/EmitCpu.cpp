@@ -485,8 +485,10 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
   if ((1u << (dynamicCount + lerpCount)) > kMaxVersions)
     lerpCount = 0;
   bool versioned = dynamicCount > 0 && (1u << dynamicCount) <= kMaxVersions;
-  // Reductions along an axis: per reduction, whether its slot is the row
-  // (summed in a register per row): "1" yes, "0" no, or a test's index.
+  // Reductions along an axis: per reduction, -1 when the types say whether
+  // each row has a slot (then summed in a register per row), a test's index
+  // when a version says, -2 when the slot is computed per element (too many
+  // versions).
   llvm::DenseMap<ReduceOp, int> rowSlotTest;
   llvm::DenseMap<ReduceOp, std::string> rowAcc;
   if (!flat) {

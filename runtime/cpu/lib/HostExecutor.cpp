@@ -8,9 +8,14 @@
 #include <omp.h>
 #endif
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
+#include <new>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -18,6 +23,41 @@
 namespace optgen::runtime {
 
 namespace {
+
+/// Zeroed floats in memory of their own; from 2 MiB up, in transparent huge
+/// pages where the system has them (madvise): the matrices in a step's
+/// workspace are read with large strides (BLAS packing, transposed
+/// products), and on 4 KiB pages that costs a TLB miss every few rows.
+class HugeBuffer {
+public:
+  HugeBuffer() = default;
+  explicit HugeBuffer(size_t floats) {
+    if (floats == 0)
+      return;
+    constexpr size_t kHuge = size_t(2) << 20, kLine = 64;
+    // Smaller buffers keep to cache lines (no page of their own).
+    bool huge = floats * sizeof(float) >= kHuge;
+    size_t align = huge ? kHuge : kLine;
+    bytes_ = (floats * sizeof(float) + align - 1) / align * align;
+    void *memory = std::aligned_alloc(align, bytes_);
+    if (!memory)
+      throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    if (huge)
+      madvise(memory, bytes_, MADV_HUGEPAGE);
+#endif
+    std::memset(memory, 0, bytes_);
+    data_.reset(static_cast<float *>(memory));
+  }
+  float *data() const { return data_.get(); }
+
+private:
+  struct Free {
+    void operator()(float *memory) const { std::free(memory); }
+  };
+  std::unique_ptr<float[], Free> data_;
+  size_t bytes_ = 0;
+};
 
 /// Where a unit is in the step; the primitives move it along.
 enum class Phase { Idle, Reducing, Reduced, Computed, Gathering, Done };
@@ -129,7 +169,7 @@ private:
   std::vector<float> staging_;
   /// The scratch of the calls that may run at once (one per thread of a
   /// batch), each workspaceElements_ floats.
-  std::vector<float> workspace_;
+  HugeBuffer workspace_;
   int64_t workspaceElements_ = 0;
   int workspaceSlots_ = 1;
   /// Per call of the largest unit, what its rule threw in a batch.
@@ -310,8 +350,8 @@ void HostExecutor::prepare(const ExecutorSetup &setup) {
             call.rule->workspaceElements(call.shape.data(),
                                          static_cast<int>(call.shape.size())));
   }
-  workspace_.assign(static_cast<size_t>(workspaceElements_) * workspaceSlots_,
-                    0.0f);
+  workspace_ = HugeBuffer(static_cast<size_t>(workspaceElements_) *
+                         workspaceSlots_);
   errors_.assign(mostCalls, nullptr);
 
   // Each unit's calls stage into their own slices of one shared area.
