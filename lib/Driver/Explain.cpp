@@ -39,6 +39,37 @@ static FailureOr<int64_t> stateElements(RuleOp rule, int64_t numel,
   return total;
 }
 
+void optgen::forEachRankPart(
+    UnitOp unit, int64_t worldSize, ArrayRef<int64_t> numels,
+    llvm::function_ref<void(int64_t, size_t, int64_t, int64_t)> each) {
+  ArrayRef<int64_t> counts = unit.getCounts();
+  SmallVector<int64_t> start(worldSize, 0);
+  bool parted =
+      unit.getKind() == UnitKind::flat || unit.getKind() == UnitKind::owned;
+  for (int64_t r = 1; r < worldSize && parted; ++r)
+    start[r] = start[r - 1] + counts[r - 1];
+  for (auto [k, at] : llvm::enumerate(unit.getOffsets())) {
+    int64_t numel = numels[k];
+    for (int64_t r = 0; r < worldSize; ++r) {
+      int64_t first = 0, last = numel;
+      switch (unit.getKind()) {
+      case UnitKind::small:
+      case UnitKind::local:
+        break;
+      case UnitKind::owned:
+        if ((*unit.getOwners())[k] != static_cast<int32_t>(r))
+          last = 0;
+        break;
+      case UnitKind::flat:
+        first = std::clamp<int64_t>(start[r] - at, 0, numel);
+        last = std::clamp<int64_t>(start[r] + counts[r] - at, first, numel);
+        break;
+      }
+      each(r, k, first, last);
+    }
+  }
+}
+
 FailureOr<StepExplanation> optgen::explainSchedule(ScheduleOp schedule) {
   auto optimizer = schedule->getParentOfType<OptimizerOp>();
   StepExplanation step;
@@ -53,47 +84,40 @@ FailureOr<StepExplanation> optgen::explainSchedule(ScheduleOp schedule) {
 
   // What each rank updates, and the state it keeps for it.
   for (UnitOp unit : schedule.getBlock().getOps<UnitOp>()) {
-    ArrayRef<int64_t> counts = unit.getCounts();
-    SmallVector<int64_t> start(step.worldSize, 0);
-    bool parted =
-        unit.getKind() == UnitKind::flat || unit.getKind() == UnitKind::owned;
-    for (int64_t r = 1; r < step.worldSize && parted; ++r)
-      start[r] = start[r - 1] + counts[r - 1];
-    for (auto [k, name, ruleRef, at] :
-         llvm::enumerate(unit.getParams().getAsValueRange<StringAttr>(),
-                         unit.getRules().getAsRange<FlatSymbolRefAttr>(),
-                         unit.getOffsets())) {
-      auto rule = SymbolTable::lookupNearestSymbolFrom<RuleOp>(unit, ruleRef);
-      int64_t numel = numelOf.lookup(name);
-      for (auto [r, rank] : llvm::enumerate(step.ranks)) {
-        int64_t first = 0, last = numel;
-        switch (unit.getKind()) {
-        case UnitKind::small:
-        case UnitKind::local:
-          break;
-        case UnitKind::owned:
-          if ((*unit.getOwners())[k] != static_cast<int32_t>(r))
-            last = 0;
-          break;
-        case UnitKind::flat:
-          first = std::clamp<int64_t>(start[r] - at, 0, numel);
-          last = std::clamp<int64_t>(start[r] + counts[r] - at, first, numel);
-          break;
-        }
-        FailureOr<int64_t> elements =
-            stateElements(rule, numel, last - first);
-        if (failed(elements))
-          return failure();
-        rank.stateBytes += 4 * *elements;
-        if (unit.getKind() == UnitKind::small)
-          rank.updates.push_back((name + " (all)").str());
-        else if (first == 0 && last == numel)
-          rank.updates.push_back(name.str());
-        else if (last > first)
-          rank.updates.push_back(
-              (name + "[" + Twine(first) + ":" + Twine(last) + "]").str());
-      }
+    SmallVector<int64_t> numels;
+    SmallVector<RuleOp> rules;
+    for (auto [name, ruleRef] :
+         llvm::zip(unit.getParams().getAsValueRange<StringAttr>(),
+                   unit.getRules().getAsRange<FlatSymbolRefAttr>())) {
+      numels.push_back(numelOf.lookup(name));
+      rules.push_back(
+          SymbolTable::lookupNearestSymbolFrom<RuleOp>(unit, ruleRef));
     }
+    ArrayAttr names = unit.getParams();
+    LogicalResult result = success();
+    forEachRankPart(
+        unit, step.worldSize, numels,
+        [&](int64_t r, size_t k, int64_t first, int64_t last) {
+          RankLoad &rank = step.ranks[r];
+          StringRef name = cast<StringAttr>(names[k]).getValue();
+          int64_t numel = numels[k];
+          FailureOr<int64_t> elements =
+              stateElements(rules[k], numel, last - first);
+          if (failed(elements)) {
+            result = failure();
+            return;
+          }
+          rank.stateBytes += 4 * *elements;
+          if (unit.getKind() == UnitKind::small)
+            rank.updates.push_back((name + " (all)").str());
+          else if (first == 0 && last == numel)
+            rank.updates.push_back(name.str());
+          else if (last > first)
+            rank.updates.push_back(
+                (name + "[" + Twine(first) + ":" + Twine(last) + "]").str());
+        });
+    if (failed(result))
+      return failure();
   }
 
   // The collectives and their payloads: an all-reduce gives and gets the
@@ -154,8 +178,9 @@ void optgen::printExplanation(const StepExplanation &step, raw_ostream &os) {
         "collectives)\n";
 }
 
-void optgen::writeExplanationJson(const StepExplanation &step,
-                                  raw_ostream &os) {
+void optgen::writeExplanationJson(
+    const StepExplanation &step, raw_ostream &os,
+    ArrayRef<std::pair<std::string, std::string>> extra) {
   os << "{\"world_size\": " << step.worldSize << ", \"collectives_per_step\": "
      << step.allReduces + step.reduceScatters + step.allGathers
      << ", \"imbalance\": " << format("%.6f", step.imbalance)
@@ -165,7 +190,10 @@ void optgen::writeExplanationJson(const StepExplanation &step,
        << ", \"state_bytes\": " << rank.stateBytes
        << ", \"sent_bytes\": " << rank.sentBytes
        << ", \"received_bytes\": " << rank.receivedBytes << "}";
-  os << "]}\n";
+  os << "]";
+  for (const auto &[name, value] : extra)
+    os << ", \"" << name << "\": " << value;
+  os << "}\n";
 }
 
 void optgen::printDistributionPolicy(OptimizerOp optimizer, raw_ostream &os) {

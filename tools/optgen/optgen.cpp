@@ -17,6 +17,7 @@
 #include "optgen/Driver/Emission.h"
 #include "optgen/Driver/Explain.h"
 #include "optgen/Driver/Runner.h"
+#include "optgen/Driver/Simulate.h"
 #include "optgen/Driver/Spec.h"
 #include "optgen/Frontend/MLIRGen.h"
 #include "optgen/Pipelines/Pipelines.h"
@@ -33,6 +34,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+
+#include <chrono>
 
 using namespace llvm;
 using namespace optgen;
@@ -166,6 +169,69 @@ cl::opt<std::string> explainReport(
     "report", cl::desc("Also write the plan's numbers as JSON"),
     cl::value_desc("FILE.json"), cl::sub(explainCommand),
     cl::cat(optgenCategory));
+
+cl::opt<bool> simulate(
+    "simulate",
+    cl::desc("Also predict one step's timeline per rank on a model machine "
+             "(--machine), beside nanochat's own scheme on the same "
+             "parameters (docs/DISTRIBUTED.md)"),
+    cl::sub(explainCommand), cl::cat(optgenCategory));
+
+cl::opt<std::string> machineName(
+    "machine",
+    cl::desc("The machine --simulate models: h100-nvlink, h100-ib (the "
+             "default), h200-nvlink, h200-ib or cpu; the options below "
+             "override its figures"),
+    cl::value_desc("NAME"), cl::init("h100-ib"), cl::sub(explainCommand),
+    cl::cat(optgenCategory));
+
+// Overrides of the machine's figures, in the units people quote them in.
+cl::opt<double> gemmTflops("gemm-tflops",
+                           cl::desc("Matrix products with 16-bit inputs, "
+                                    "TFLOP/s"),
+                           cl::sub(explainCommand), cl::cat(optgenCategory));
+cl::opt<double> gemmF32Tflops("gemm-f32-tflops",
+                              cl::desc("Matrix products with f32 inputs, "
+                                       "TFLOP/s"),
+                              cl::sub(explainCommand),
+                              cl::cat(optgenCategory));
+cl::opt<double> symmetricCost(
+    "symmetric-cost",
+    cl::desc("A symmetric product's time over a full one's (1: multiplied "
+             "in full; about 0.6: one triangle, syrk)"),
+    cl::sub(explainCommand), cl::cat(optgenCategory));
+cl::opt<double> memBandwidth("mem-bw",
+                             cl::desc("Memory bandwidth of elementwise "
+                                      "kernels, GB/s"),
+                             cl::sub(explainCommand),
+                             cl::cat(optgenCategory));
+cl::opt<double> launchMicros("launch-us",
+                             cl::desc("Fixed cost of a kernel launch or "
+                                      "product call, microseconds"),
+                             cl::sub(explainCommand),
+                             cl::cat(optgenCategory));
+cl::opt<double> linkBandwidth("link-bw",
+                              cl::desc("Ring bandwidth within a node, GB/s "
+                                       "a rank"),
+                              cl::sub(explainCommand),
+                              cl::cat(optgenCategory));
+cl::opt<double> linkLatency("link-latency",
+                            cl::desc("Latency of a ring step within a node, "
+                                     "microseconds"),
+                            cl::sub(explainCommand), cl::cat(optgenCategory));
+cl::opt<double> netBandwidth("net-bw",
+                             cl::desc("Ring bandwidth between nodes, GB/s a "
+                                      "rank"),
+                             cl::sub(explainCommand),
+                             cl::cat(optgenCategory));
+cl::opt<double> netLatency("net-latency",
+                           cl::desc("Latency of a ring step between nodes, "
+                                    "microseconds"),
+                           cl::sub(explainCommand), cl::cat(optgenCategory));
+cl::opt<int> ranksPerNode("ranks-per-node",
+                          cl::desc("Consecutive ranks that share a node (0: "
+                                   "every rank on one)"),
+                          cl::sub(explainCommand), cl::cat(optgenCategory));
 
 cl::opt<bool> splitInputFile(
     "split-input-file",
@@ -345,7 +411,52 @@ int compile() {
   return 0;
 }
 
+/// The machine --simulate models: the preset with the command line's
+/// overrides; nullopt after an error.
+std::optional<runtime::Machine> simulatedMachine() {
+  const runtime::Machine *preset = runtime::findMachine(machineName);
+  if (!preset) {
+    raw_ostream &error = WithColor::error(errs(), "optgen");
+    error << "unknown machine '" << machineName << "'; the presets are";
+    for (const runtime::Machine &m : runtime::machinePresets())
+      error << " " << m.name;
+    error << "\n";
+    return std::nullopt;
+  }
+  runtime::Machine machine = *preset;
+  bool changed = false;
+  auto set = [&](auto &option, auto &field, double scale) {
+    if (!option.getNumOccurrences())
+      return true;
+    if (option < 0) {
+      WithColor::error(errs(), "optgen")
+          << "--" << option.ArgStr << " must not be negative\n";
+      return false;
+    }
+    field = option * scale;
+    changed = true;
+    return true;
+  };
+  if (!set(gemmTflops, machine.gemm16, 1e12) ||
+      !set(gemmF32Tflops, machine.gemm32, 1e12) ||
+      !set(symmetricCost, machine.symmetricCost, 1) ||
+      !set(memBandwidth, machine.memory, 1e9) ||
+      !set(launchMicros, machine.launchOverhead, 1e-6) ||
+      !set(linkBandwidth, machine.linkBandwidth, 1e9) ||
+      !set(linkLatency, machine.linkLatency, 1e-6) ||
+      !set(netBandwidth, machine.netBandwidth, 1e9) ||
+      !set(netLatency, machine.netLatency, 1e-6) ||
+      !set(ranksPerNode, machine.ranksPerNode, 1))
+    return std::nullopt;
+  if (changed)
+    machine.name += " (changed)";
+  return machine;
+}
+
 int explain() {
+  std::optional<runtime::Machine> machine;
+  if (simulate && !(machine = simulatedMachine()))
+    return 1;
   if (worldSize < 0) {
     WithColor::error(errs(), "optgen") << "--world-size must be positive\n";
     return 1;
@@ -371,14 +482,25 @@ int explain() {
     return 1;
   }
   OptimizerOp optimizer = *optimizers.begin();
+  std::optional<double> planSeconds;
   if (!fromIR) {
     if (shapesFile.empty()) {
+      if (simulate) {
+        WithColor::error(errs(), "optgen")
+            << "--simulate needs --shapes (and --world-size)\n";
+        return 1;
+      }
       printDistributionPolicy(optimizer, outs());
       return 0;
     }
     // Folded, every state has a known size.
-    if (failed(plan(module, /*minWorldSize=*/1)) ||
-        failed(lowerToKernels(module)))
+    auto start = std::chrono::steady_clock::now();
+    if (failed(plan(module, /*minWorldSize=*/1)))
+      return 1;
+    planSeconds = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+    if (failed(lowerToKernels(module)))
       return 1;
   }
   auto schedules = optimizer.getBlock().getOps<ScheduleOp>();
@@ -389,10 +511,26 @@ int explain() {
            "--world-size)";
     return 1;
   }
-  FailureOr<StepExplanation> step = explainSchedule(*schedules.begin());
+  ScheduleOp schedule = *schedules.begin();
+  FailureOr<StepExplanation> step = explainSchedule(schedule);
   if (failed(step))
     return 1;
   printExplanation(*step, outs());
+  std::vector<std::pair<std::string, std::string>> extra;
+  if (planSeconds)
+    extra.push_back({"plan_seconds", std::to_string(*planSeconds)});
+  if (simulate) {
+    FailureOr<SimulatedScheme> ours = simulateSchedule(schedule, *machine);
+    FailureOr<SimulatedScheme> theirs =
+        simulateNanochatScheme(schedule, *machine);
+    if (failed(ours) || failed(theirs))
+      return 1;
+    printSimulation(*machine, *ours, *theirs, outs());
+    std::string json;
+    raw_string_ostream jsonStream(json);
+    writeSimulationJson(*machine, *ours, *theirs, jsonStream);
+    extra.push_back({"simulation", json});
+  }
   if (!explainReport.empty()) {
     std::error_code error;
     raw_fd_ostream report(explainReport, error);
@@ -401,7 +539,7 @@ int explain() {
                                          << "': " << error.message() << "\n";
       return 1;
     }
-    writeExplanationJson(*step, report);
+    writeExplanationJson(*step, report, extra);
   }
   return 0;
 }
@@ -459,6 +597,7 @@ int main(int argc, char **argv) {
       "  optgen compile SPEC --shapes MODEL.safetensors [--world-size N] "
       "--emit=planned\n"
       "  optgen explain SPEC [--shapes MODEL.safetensors --world-size N]\n"
+      "             [--simulate [--machine h100-ib|h200-nvlink|cpu|...]]\n"
       "  optgen explain COMPILED.mlir\n"
       "  optgen run SPEC --case CASE.safetensors [--out OUT.safetensors]\n"
       "             [--interpret | --target=cpu|cuda] [--repeat R] [--report R.json]\n\n"

@@ -49,12 +49,26 @@ struct StepExplanation {
 /// failure after a diagnostic.
 mlir::FailureOr<StepExplanation> explainSchedule(ScheduleOp schedule);
 
+/// Calls `each(rank, member, first, last)` for every rank of a schedule on
+/// `worldSize` ranks and every member of `unit` (whose elements are
+/// `numels`, in the unit's order): the rank updates elements [first, last)
+/// of the member (none when last == first). One reading of the counts and
+/// owners for explain and the simulation.
+void forEachRankPart(
+    UnitOp unit, int64_t worldSize, llvm::ArrayRef<int64_t> numels,
+    llvm::function_ref<void(int64_t rank, size_t member, int64_t first,
+                            int64_t last)>
+        each);
+
 /// The explanation as a table, one rank a line.
 void printExplanation(const StepExplanation &step, llvm::raw_ostream &os);
 
 /// The explanation's numbers as JSON: world_size, collectives_per_step,
-/// imbalance, and per rank state_bytes, sent_bytes, received_bytes.
-void writeExplanationJson(const StepExplanation &step, llvm::raw_ostream &os);
+/// imbalance, and per rank state_bytes, sent_bytes, received_bytes; then
+/// `extra`'s members (a name and a JSON value each).
+void writeExplanationJson(
+    const StepExplanation &step, llvm::raw_ostream &os,
+    llvm::ArrayRef<std::pair<std::string, std::string>> extra = {});
 
 /// Without shapes: how `optimizer` shares each group's parameters out.
 void printDistributionPolicy(OptimizerOp optimizer, llvm::raw_ostream &os);
