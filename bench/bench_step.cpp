@@ -489,6 +489,9 @@ struct Options {
   bool quick = false;
   /// --part muon|adamw: with --quick, only that kind's parameters.
   std::string part = "all";
+  /// --only A,B: with --quick, only the parameters whose names contain one
+  /// of these (bench/sim_check.py times one bucket at a time).
+  std::vector<std::string> only;
 };
 
 Options parseOptions(int argc, char **argv) {
@@ -513,6 +516,10 @@ Options parseOptions(int argc, char **argv) {
       options.warmup = std::stoi(value());
     } else if (arg == "--quick") {
       options.quick = true;
+    } else if (arg == "--only") {
+      std::stringstream list(value());
+      for (std::string item; std::getline(list, item, ',');)
+        options.only.push_back(item);
     } else if (arg == "--part") {
       options.part = value();
       if (options.part != "all" && options.part != "muon" &&
@@ -523,7 +530,8 @@ Options parseOptions(int argc, char **argv) {
     } else {
       std::fprintf(stderr,
                    "usage: optgen-bench [--depths 2,4,6] [--steps N] "
-                   "[--warmup W] [--quick [--part all|muon|adamw]]\n");
+                   "[--warmup W] [--quick [--part all|muon|adamw] "
+                   "[--only NAME,...]]\n");
       std::exit(arg == "--help" || arg == "-h" ? 0 : 2);
     }
   }
@@ -565,10 +573,14 @@ bool allFinite(const Model &model) {
 int quickRun(const Options &options) {
   for (int depth : options.depths) {
     std::vector<ParamDef> defs;
-    for (const ParamDef &d : nanochatParams(depth))
-      if (options.part == "all" ||
-          (options.part == "muon") == (d.kind == Kind::Muon))
+    for (const ParamDef &d : nanochatParams(depth)) {
+      bool named = options.only.empty();
+      for (const std::string &part : options.only)
+        named = named || d.name.find(part) != std::string::npos;
+      if (named && (options.part == "all" ||
+                    (options.part == "muon") == (d.kind == Kind::Muon)))
         defs.push_back(d);
+    }
     int steps = options.steps > 0 ? options.steps
                                   : (depth <= 2 ? 21 : depth <= 4 ? 11 : 7);
     std::unique_ptr<Model> model = makeModel(defs);

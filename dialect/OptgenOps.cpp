@@ -300,6 +300,10 @@ LogicalResult BucketOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 LogicalResult DistributeOp::verify() {
   if (getStrategy() == DistributeStrategy::none && getSmallNumel())
     return emitOpError("'small_numel' applies only to zero2");
+  if (getStrategy() == DistributeStrategy::none && getShardGroup())
+    return emitOpError("'shard_group' applies only to zero2");
+  if (getShardGroup() && *getShardGroup() < 1)
+    return emitOpError("'shard_group' must be at least 1");
   return success();
 }
 
@@ -673,7 +677,9 @@ LogicalResult UnitOp::verify() {
     return emitOpError("gives ")
            << getOffsets().size() << " offsets and " << getRules().size()
            << " rules for " << size << " parameters";
-  int64_t worldSize = cast<ScheduleOp>((*this)->getParentOp()).getWorldSize();
+  // Counts and owners name the positions of a shard group.
+  int64_t worldSize =
+      cast<ScheduleOp>((*this)->getParentOp()).getShardGroupSize();
   if (getKind() == UnitKind::local) {
     if (!getCounts().empty())
       return emitOpError("gives counts; a local unit shares nothing out");
@@ -846,6 +852,11 @@ static LogicalResult verifyUnitProgram(UnitOp unit) {
 LogicalResult ScheduleOp::verifyRegions() {
   if (getWorldSize() < 1)
     return emitOpError("needs at least one rank");
+  if (getGroupSize() &&
+      (*getGroupSize() < 1 || getWorldSize() % *getGroupSize() != 0))
+    return emitOpError("shards within groups of ")
+           << *getGroupSize() << " ranks, which do not divide "
+           << getWorldSize() << " ranks";
   llvm::StringMap<UnitOp> unitOf;
   for (Operation &op : getBlock()) {
     // Every collective is waited for exactly once.

@@ -227,13 +227,20 @@ def Optgen_DistributeOp : Optgen_Op<"distribute", [HasParent<"OptimizerOp">]> {
     reduce-scattered, updated by the rank that owns them (which alone keeps
     their state) and all-gathered.
 
+    `shard_group` (zero2, optional): shard within groups of that many
+    consecutive ranks and average across the groups (hybrid sharding, as
+    HSDP does); it must divide the world size. Without it the ranks form
+    one group.
+
     Example:
     ```mlir
     optgen.distribute zero2 {small_numel = 1024 : i64}
+    optgen.distribute zero2 {shard_group = 8 : i64, small_numel = 1024 : i64}
     ```
   }];
   let arguments = (ins Optgen_DistributeStrategy:$strategy,
-                       OptionalAttr<I64Attr>:$small_numel);
+                       OptionalAttr<I64Attr>:$small_numel,
+                       OptionalAttr<I64Attr>:$shard_group);
   let assemblyFormat = "$strategy attr-dict";
   let hasVerifier = 1;
 }
@@ -732,6 +739,15 @@ def Optgen_ScheduleOp : Optgen_Op<"schedule", [HasParent<"OptimizerOp">,
     phases: every reduction launched, then per unit its wait, update and
     gather, then the gathers' waits.
 
+    With `group_size` G (hybrid sharding, as HSDP does; it divides the
+    world size), the ranks form groups of G consecutive ranks, and each
+    group shares the units out as a step on G ranks would: `counts` and
+    `owners` give the G positions in a group, and rank r takes the part of
+    position r mod G. A `reduce_scatter` then averages within the group and
+    the part across the groups (the ranks of one position), an
+    `all_gather` gathers within the group; an `all_reduce` spans every
+    rank. Without `group_size` the ranks form one group.
+
     The verifier checks that the program is complete: a small unit is
     all-reduced, waited for and computed; any other unit is reduce-scattered,
     waited for, computed, all-gathered and waited for, in that order; every
@@ -751,14 +767,24 @@ def Optgen_ScheduleOp : Optgen_Op<"schedule", [HasParent<"OptimizerOp">,
       %2 = optgen.all_gather %owned payload f32
       optgen.wait %2
     }
+    optgen.schedule world_size 8 group_size 2 {
+      %owned = optgen.unit owned ["h.0.w", "h.1.w"] offsets [0, 4096] rules [@muon_64x64, @muon_64x64] owners [0, 1] counts [4096, 4096]
+      ...
+    }
     ```
   }];
-  let arguments = (ins I64Attr:$world_size);
+  let arguments = (ins I64Attr:$world_size, OptionalAttr<I64Attr>:$group_size);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "`world_size` $world_size attr-dict-with-keyword $body";
+  let assemblyFormat = [{
+    `world_size` $world_size (`group_size` $group_size^)? attr-dict-with-keyword $body
+  }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::Block &getBlock() { return getBody().front(); }
+    /// The ranks of a shard group: `group_size`, or every rank.
+    int64_t getShardGroupSize() {
+      return getGroupSize() ? *getGroupSize() : getWorldSize();
+    }
   }];
 }
 
@@ -778,6 +804,7 @@ def Optgen_UnitOp : Optgen_Op<"unit", [HasParent<"ScheduleOp">, Pure,
       gradients are all-reduced and every rank updates all of them.
       `counts` has one entry, the packed total.
     - `flat`: parameters of elementwise rules, split by element: rank r
+      (the position r in a shard group: see `optgen.schedule`)
       receives, updates and gives `counts[r]` elements of the packed buffer
       (equal parts; the last padded), whatever the parameters' boundaries.
     - `owned`: matrices updated whole by their `owners` (parallel to

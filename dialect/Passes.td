@@ -212,11 +212,16 @@ def PlanShards : Pass<"optgen-plan-shards", "optgen::OptimizerOp"> {
     matrices) carrying exactly what the planner decided (packing order and
     offsets, each parameter's rule, owners, counts per rank), then for each
     unit its reduction, wait, update and gather, one unit after the other,
-    with f32 payloads.
+    with f32 payloads. With shard groups smaller than the world (the
+    option, or the distribution's `shard_group`), the schedule's
+    `group_size` says so and the units are planned for a group.
   }];
   let options = [
     Option<"worldSize", "world-size", "int", /*default=*/"1",
            "The number of ranks">,
+    Option<"shardGroup", "shard-group", "int", /*default=*/"0",
+           "Shard within groups of this many ranks (hybrid sharding; 0: "
+           "the distribution's shard_group, or every rank)">,
   ];
   let dependentDialects = ["optgen::OptgenDialect"];
 }

@@ -43,14 +43,17 @@ void optgen::forEachRankPart(
     UnitOp unit, int64_t worldSize, ArrayRef<int64_t> numels,
     llvm::function_ref<void(int64_t, size_t, int64_t, int64_t)> each) {
   ArrayRef<int64_t> counts = unit.getCounts();
-  SmallVector<int64_t> start(worldSize, 0);
+  // Counts and owners are by position in a shard group.
+  int64_t group = cast<ScheduleOp>(unit->getParentOp()).getShardGroupSize();
+  SmallVector<int64_t> start(group, 0);
   bool parted =
       unit.getKind() == UnitKind::flat || unit.getKind() == UnitKind::owned;
-  for (int64_t r = 1; r < worldSize && parted; ++r)
+  for (int64_t r = 1; r < group && parted; ++r)
     start[r] = start[r - 1] + counts[r - 1];
   for (auto [k, at] : llvm::enumerate(unit.getOffsets())) {
     int64_t numel = numels[k];
-    for (int64_t r = 0; r < worldSize; ++r) {
+    for (int64_t rank = 0; rank < worldSize; ++rank) {
+      int64_t r = rank % group;
       int64_t first = 0, last = numel;
       switch (unit.getKind()) {
       case UnitKind::small:
@@ -65,7 +68,7 @@ void optgen::forEachRankPart(
         last = std::clamp<int64_t>(start[r] + counts[r] - at, first, numel);
         break;
       }
-      each(r, k, first, last);
+      each(rank, k, first, last);
     }
   }
 }
@@ -75,6 +78,7 @@ FailureOr<StepExplanation> optgen::explainSchedule(ScheduleOp schedule) {
   StepExplanation step;
   step.optimizer = optimizer.getSymName().str();
   step.worldSize = schedule.getWorldSize();
+  step.groupSize = schedule.getShardGroupSize();
   llvm::StringMap<int64_t> numelOf;
   for (ParamOp param : optimizer.getBlock().getOps<ParamOp>())
     numelOf[param.getName()] = ShapedType::getNumElements(param.getShape());
@@ -121,9 +125,11 @@ FailureOr<StepExplanation> optgen::explainSchedule(ScheduleOp schedule) {
   }
 
   // The collectives and their payloads: an all-reduce gives and gets the
-  // packed buffer; a reduce-scatter gives it and gets the rank's part; an
-  // all-gather gives the part and gets the buffer. A rank alone skips them
-  // (they would be copies).
+  // packed buffer; a reduce-scatter gives it and gets the rank's part (and
+  // with shard groups, the part's all-reduce across the groups gives and
+  // gets the part); an all-gather gives the part and gets the buffer. A
+  // rank alone skips them (they would be copies).
+  bool groups = step.groupSize < step.worldSize;
   for (Operation &op : schedule.getBlock()) {
     auto count = [&](int &counter, Value unitValue, TypeAttr payload,
                      bool givesAll, bool getsAll) {
@@ -135,19 +141,30 @@ FailureOr<StepExplanation> optgen::explainSchedule(ScheduleOp schedule) {
       for (auto [r, rank] : llvm::enumerate(step.ranks)) {
         int64_t part = unit.getKind() == UnitKind::small
                            ? unit.getPackedElements()
-                           : unit.getCounts()[r];
-        rank.sentBytes +=
-            bytes * (givesAll ? unit.getPackedElements() : part);
-        rank.receivedBytes +=
-            bytes * (getsAll ? unit.getPackedElements() : part);
+                           : unit.getCounts()[r % step.groupSize];
+        int64_t packed = unit.getPackedElements();
+        // Within a group of one rank, a reduce-scatter or all-gather is a
+        // copy.
+        if (unit.getKind() == UnitKind::small || step.groupSize > 1) {
+          rank.sentBytes += bytes * (givesAll ? packed : part);
+          rank.receivedBytes += bytes * (getsAll ? packed : part);
+        }
+        if (groups && givesAll && !getsAll) {
+          // The reduce-scatter's part, averaged across the groups.
+          rank.sentBytes += bytes * part;
+          rank.receivedBytes += bytes * part;
+        }
       }
     };
     if (auto reduce = dyn_cast<AllReduceOp>(op))
       count(step.allReduces, reduce.getUnit(), reduce.getPayloadAttr(), true,
             true);
-    else if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+    else if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
       count(step.reduceScatters, scatter.getUnit(), scatter.getPayloadAttr(),
             true, false);
+      if (groups)
+        ++step.crossAllReduces;
+    }
     else if (auto gather = dyn_cast<AllGatherOp>(op))
       count(step.allGathers, gather.getUnit(), gather.getPayloadAttr(), false,
             true);
@@ -159,10 +176,19 @@ void optgen::printExplanation(const StepExplanation &step, raw_ostream &os) {
   os << "optimizer " << step.optimizer << " on " << step.worldSize << " rank"
      << (step.worldSize == 1 ? "" : "s") << ": " << step.params
      << " parameters\n";
+  if (step.groupSize < step.worldSize)
+    os << "shard groups: " << step.worldSize / step.groupSize
+       << " groups of " << step.groupSize
+       << " consecutive ranks, each sharding the step alike; a rank takes "
+          "the part of its position in its group\n";
   os << "collectives per step: "
-     << step.allReduces + step.reduceScatters + step.allGathers << " ("
-     << step.allReduces << " all-reduce, " << step.reduceScatters
-     << " reduce-scatter, " << step.allGathers << " all-gather)\n";
+     << step.allReduces + step.reduceScatters + step.crossAllReduces +
+            step.allGathers
+     << " (" << step.allReduces << " all-reduce, " << step.reduceScatters
+     << " reduce-scatter, ";
+  if (step.groupSize < step.worldSize)
+    os << step.crossAllReduces << " all-reduce across groups, ";
+  os << step.allGathers << " all-gather)\n";
   os << "load imbalance of owned matrices (max/mean of estimated cost): "
      << format("%.3f", step.imbalance) << "\n\n";
   os << "rank  state bytes   sent/step   received/step  updates\n";
@@ -181,8 +207,12 @@ void optgen::printExplanation(const StepExplanation &step, raw_ostream &os) {
 void optgen::writeExplanationJson(
     const StepExplanation &step, raw_ostream &os,
     ArrayRef<std::pair<std::string, std::string>> extra) {
-  os << "{\"world_size\": " << step.worldSize << ", \"collectives_per_step\": "
-     << step.allReduces + step.reduceScatters + step.allGathers
+  os << "{\"world_size\": " << step.worldSize;
+  if (step.groupSize < step.worldSize)
+    os << ", \"group_size\": " << step.groupSize;
+  os << ", \"collectives_per_step\": "
+     << step.allReduces + step.reduceScatters + step.crossAllReduces +
+            step.allGathers
      << ", \"imbalance\": " << format("%.6f", step.imbalance)
      << ", \"ranks\": [";
   for (auto [r, rank] : llvm::enumerate(step.ranks))
@@ -204,8 +234,12 @@ void optgen::printDistributionPolicy(OptimizerOp optimizer, raw_ostream &os) {
       distribute && distribute.getStrategy() == DistributeStrategy::zero2;
   os << "optimizer " << optimizer.getSymName() << ": distribute "
      << (zero2 ? "zero2" : "none");
-  if (zero2)
-    os << " (small_numel " << distribute.getSmallNumel().value_or(0) << ")";
+  if (zero2) {
+    os << " (small_numel " << distribute.getSmallNumel().value_or(0);
+    if (distribute.getShardGroup())
+      os << ", shard_group " << *distribute.getShardGroup();
+    os << ")";
+  }
   os << "\n";
   if (!zero2) {
     os << "every rank runs the whole step on its own gradients\n";

@@ -3,6 +3,9 @@
 #include "optgen/Driver/Simulate.h"
 
 #include "optgen/Driver/Explain.h"
+#include "optgen/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -316,6 +319,18 @@ private:
   SmallPtrSet<Operation *, 4> rules;
 };
 
+/// The summary of a unit whose parts take `seconds` per rank.
+SimulatedScheme::Unit unitSummary(StringRef kind, StringRef first,
+                                  size_t members,
+                                  const std::vector<double> &seconds) {
+  SimulatedScheme::Unit unit{kind.str(), first.str(), members, 0, 0};
+  for (double s : seconds) {
+    unit.maxSeconds = std::max(unit.maxSeconds, s);
+    unit.meanSeconds += s / static_cast<double>(seconds.size());
+  }
+  return unit;
+}
+
 int64_t payloadBytes(Operation *collective) {
   auto payload = collective->getAttrOfType<TypeAttr>("payload");
   return payload ? payload.getValue().getIntOrFloatBitWidth() / 8 : 4;
@@ -372,22 +387,57 @@ optgen::simulateSchedule(ScheduleOp schedule,
     for (int r = 0; r < world; ++r)
       seconds[r] = parts[r].seconds(machine);
     unitIndex[unit] = static_cast<int>(step.compute.size());
+    scheme.units.push_back(
+        unitSummary(stringifyUnitKind(unit.getKind()),
+                    cast<StringAttr>(unit.getParams()[0]).getValue(),
+                    members.size(), seconds));
     step.compute.push_back(std::move(seconds));
   }
 
+  // With shard groups of G < N ranks: a reduce-scatter within each group
+  // and then, launched after it, an all-reduce of each part across the
+  // groups (the ranks of one position), which its wait waits for; an
+  // all-gather within each group; an all-reduce over every rank.
+  int group = static_cast<int>(schedule.getShardGroupSize());
+  auto groupsOf = [&](int64_t bytes) {
+    std::vector<SimStep::Collective::Instance> instances;
+    for (int first = 0; first < world && group > 1; first += group) {
+      std::vector<int> ranks(group);
+      for (int i = 0; i < group; ++i)
+        ranks[i] = first + i;
+      instances.push_back({std::move(ranks), bytes});
+    }
+    return instances;
+  };
   for (Operation &op : schedule.getBlock()) {
-    auto launch = [&](CollectiveKind kind, Value unitValue) {
-      auto unit = unitValue.getDefiningOp<UnitOp>();
-      int64_t bytes = payloadBytes(&op) * unit.getPackedElements();
-      SimStep::Collective collective;
-      collective.kind = kind;
-      if (world > 1)
-        collective.instances.push_back({allRanks(world), bytes});
-      collectiveIndex[&op] = static_cast<int>(step.collectives.size());
+    auto add = [&](CollectiveKind kind,
+                   std::vector<SimStep::Collective::Instance> instances) {
       step.program.push_back({SimStep::Op::Launch,
                               static_cast<int>(step.collectives.size())});
-      step.collectives.push_back(std::move(collective));
+      step.collectives.push_back({kind, std::move(instances)});
+      collectiveIndex[&op] = static_cast<int>(step.collectives.size()) - 1;
       ++scheme.collectives;
+    };
+    auto launch = [&](CollectiveKind kind, Value unitValue) {
+      auto unit = unitValue.getDefiningOp<UnitOp>();
+      int64_t element = payloadBytes(&op);
+      int64_t bytes = element * unit.getPackedElements();
+      if (world == 1)
+        return add(kind, {});
+      if (kind == CollectiveKind::AllReduce)
+        return add(kind, {{allRanks(world), bytes}});
+      add(kind, groupsOf(bytes));
+      if (kind != CollectiveKind::ReduceScatter || group == world)
+        return;
+      std::vector<SimStep::Collective::Instance> across;
+      for (int position = 0; position < group; ++position) {
+        std::vector<int> ranks;
+        for (int r = position; r < world; r += group)
+          ranks.push_back(r);
+        across.push_back(
+            {std::move(ranks), element * unit.getCounts()[position]});
+      }
+      add(CollectiveKind::AllReduce, std::move(across));
     };
     if (auto reduce = dyn_cast<AllReduceOp>(op))
       launch(CollectiveKind::AllReduce, reduce.getUnit());
@@ -448,7 +498,9 @@ optgen::simulateNanochatScheme(ScheduleOp schedule,
     return static_cast<int>(step.collectives.size()) - 1;
   };
   auto addUnit = [&](std::vector<double> seconds, bool small,
-                     int64_t elements) {
+                     int64_t elements, StringRef kind, StringRef first,
+                     size_t members) {
+    scheme.units.push_back(unitSummary(kind, first, members, seconds));
     step.compute.push_back(std::move(seconds));
     int reduction = collective(small ? CollectiveKind::AllReduce
                                      : CollectiveKind::ReduceScatter,
@@ -467,7 +519,7 @@ optgen::simulateNanochatScheme(ScheduleOp schedule,
         PartCost whole;
         whole.add(param, param.numel);
         addUnit(std::vector<double>(world, whole.seconds(machine)), true,
-                param.numel);
+                param.numel, "small", name, 1);
         continue;
       }
       if (!elementwise) {
@@ -486,7 +538,7 @@ optgen::simulateNanochatScheme(ScheduleOp schedule,
       PartCost part;
       part.add(param, param.numel / world);
       addUnit(std::vector<double>(world, part.seconds(machine)), false,
-              param.numel);
+              param.numel, "rows", name, 1);
     }
     if (matrices.empty())
       continue;
@@ -503,7 +555,8 @@ optgen::simulateNanochatScheme(ScheduleOp schedule,
       seconds[r] = part.seconds(machine);
     }
     scheme.paddingElements += (chunk * world - k) * numel;
-    addUnit(std::move(seconds), false, chunk * world * numel);
+    addUnit(std::move(seconds), false, chunk * world * numel, "chunks",
+            bucket.members[0], matrices.size());
   }
 
   // Every reduction; per unit its wait, update and gather; every gather's
@@ -521,6 +574,41 @@ optgen::simulateNanochatScheme(ScheduleOp schedule,
       step.program.push_back({SimStep::Op::Wait, unit.gather});
   scheme.result = runtime::simulateStep(step, machine);
   return scheme;
+}
+
+FailureOr<SmallVector<ShardGroupChoice>>
+optgen::chooseShardGroup(OptimizerOp optimizer, int64_t worldSize,
+                         const runtime::Machine &machine) {
+  auto planWith = [&](int64_t group) -> FailureOr<ScheduleOp> {
+    PassManager pm(optimizer.getContext(), OptimizerOp::getOperationName());
+    pm.addPass(createPlanShards({static_cast<int>(worldSize),
+                                 static_cast<int>(group)}));
+    pm.addPass(createScheduleCollectives());
+    if (failed(pm.run(optimizer)))
+      return failure();
+    return *optimizer.getBlock().getOps<ScheduleOp>().begin();
+  };
+  SmallVector<ShardGroupChoice> choices;
+  size_t best = 0;
+  for (int64_t group = 1; group <= worldSize; ++group) {
+    if (worldSize % group != 0)
+      continue;
+    FailureOr<ScheduleOp> schedule = planWith(group);
+    if (failed(schedule))
+      return failure();
+    FailureOr<SimulatedScheme> simulated =
+        simulateSchedule(*schedule, machine);
+    if (failed(simulated))
+      return failure();
+    choices.push_back({group, simulated->result.stepSeconds});
+    if (choices.back().stepSeconds <= choices[best].stepSeconds)
+      best = choices.size() - 1;
+  }
+  std::rotate(choices.begin(), choices.begin() + best,
+              choices.begin() + best + 1);
+  if (failed(planWith(choices.front().groupSize)))
+    return failure();
+  return choices;
 }
 
 //===----------------------------------------------------------------------===//
@@ -561,14 +649,14 @@ void optgen::printSimulation(const runtime::Machine &machine,
   if (!both)
     os << "  nanochat's scheme cannot run this step: " << nanochat.unavailable
        << "\n";
-  os << "\n" << formatv("{0,-42} {1,18}", "", "optgen");
+  os << "\n" << formatv("{0,-40} {1,22}", "", "optgen");
   if (both)
-    os << formatv(" {0,20}", "nanochat's scheme");
+    os << formatv(" {0,22}", "nanochat's scheme");
   os << "\n";
   auto row = [&](const char *label, auto figure) {
-    os << formatv("{0,-42} {1,18}", label, figure(optgen));
+    os << formatv("{0,-40} {1,22}", label, figure(optgen));
     if (both)
-      os << formatv(" {0,20}", figure(nanochat));
+      os << formatv(" {0,22}", figure(nanochat));
     os << "\n";
   };
   auto text = [](const char *fmt, auto... values) {
@@ -635,13 +723,23 @@ static void writeSchemeJson(const SimulatedScheme &scheme, raw_ostream &os) {
                "\"padding_percent\": %.6f, \"imbalance\": %.6f, "
                "\"compute_ms_max\": %.6f, \"compute_ms_mean\": %.6f, "
                "\"exposed_ms_max\": %.6f, \"exposed_ms_mean\": %.6f, "
-               "\"idle_ms_max\": %.6f, \"idle_ms_mean\": %.6f, \"ranks\": [",
+               "\"idle_ms_max\": %.6f, \"idle_ms_mean\": %.6f, ",
                ms(r.stepSeconds), scheme.collectives,
                static_cast<long long>(scheme.paddingElements),
                static_cast<long long>(scheme.paramElements),
                paddingPercent(scheme), r.imbalance, ms(r.maxCompute),
                ms(r.meanCompute), ms(r.maxExposed), ms(r.meanExposed),
                ms(r.maxIdle), ms(r.meanIdle));
+  os << "\"units\": [";
+  for (auto [i, unit] : llvm::enumerate(scheme.units)) {
+    os << (i ? ", " : "") << "{\"kind\": \"" << unit.kind
+       << "\", \"first\": \"";
+    printEscapedString(unit.first, os);
+    os << "\", \"members\": " << unit.members
+       << format(", \"compute_ms_max\": %.6f, \"compute_ms_mean\": %.6f}",
+                 ms(unit.maxSeconds), ms(unit.meanSeconds));
+  }
+  os << "], \"ranks\": [";
   for (auto [i, rank] : llvm::enumerate(r.ranks))
     os << (i ? ", " : "")
        << format("{\"compute_ms\": %.6f, \"exposed_ms\": %.6f, "

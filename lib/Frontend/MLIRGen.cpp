@@ -1746,37 +1746,48 @@ private:
                                  << "'; expected none or zero2";
       return failure();
     }
-    IntegerAttr smallNumel;
+    IntegerAttr smallNumel, shardGroup;
     llvm::StringMap<SMRange> seen;
     for (const GroupDecl::Setting &setting : decl.getSettings()) {
       auto [it, inserted] = seen.try_emplace(setting.name, setting.nameRange);
       if (!inserted)
         return duplicate(setting.name, setting.nameRange, it->second);
-      if (setting.name != "small_numel" ||
-          *strategy != DistributeStrategy::zero2) {
-        error(setting.nameRange) << "'" << decl.getStrategy()
-                                 << "' has no setting '" << setting.name
-                                 << "'"
-                                 << (*strategy == DistributeStrategy::zero2
-                                         ? "; zero2 takes small_numel"
-                                         : "");
+      bool known =
+          setting.name == "small_numel" || setting.name == "shard_group";
+      if (!known || *strategy != DistributeStrategy::zero2) {
+        error(setting.nameRange)
+            << "'" << decl.getStrategy() << "' has no setting '"
+            << setting.name << "'"
+            << (*strategy == DistributeStrategy::zero2
+                    ? "; zero2 takes small_numel and shard_group"
+                    : "");
         return failure();
       }
-      FailureOr<int64_t> value = evalInt(*setting.value, "small_numel");
+      FailureOr<int64_t> value = evalInt(*setting.value, setting.name);
       if (failed(value))
         return failure();
-      if (*value < 0) {
-        error(setting.value->getRange()) << "small_numel must not be negative";
-        return failure();
+      if (setting.name == "small_numel") {
+        if (*value < 0) {
+          error(setting.value->getRange())
+              << "small_numel must not be negative";
+          return failure();
+        }
+        smallNumel = builder.getI64IntegerAttr(*value);
+      } else {
+        if (*value < 1) {
+          error(setting.value->getRange())
+              << "shard_group must be at least 1 (ranks a group)";
+          return failure();
+        }
+        shardGroup = builder.getI64IntegerAttr(*value);
       }
-      smallNumel = builder.getI64IntegerAttr(*value);
     }
     // nanochat's threshold, when the spec does not give one.
     if (*strategy == DistributeStrategy::zero2 && !smallNumel)
       smallNumel = builder.getI64IntegerAttr(1024);
     builder.setInsertionPointToEnd(&module);
     builder.create<DistributeOp>(loc(decl.getNameRange()), *strategy,
-                                 smallNumel);
+                                 smallNumel, shardGroup);
     return success();
   }
 };
@@ -1822,7 +1833,8 @@ OwningOpRef<ModuleOp> MLIRGenImpl::gen(const ast::Module &spec) {
   } else {
     builder.setInsertionPointToEnd(&body);
     builder.create<DistributeOp>(loc(spec.getNameRange()),
-                                 DistributeStrategy::none, IntegerAttr());
+                                 DistributeStrategy::none, IntegerAttr(),
+                                 IntegerAttr());
   }
   if (failed(verify(*module)))
     return nullptr;

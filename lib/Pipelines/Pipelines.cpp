@@ -16,7 +16,8 @@ void optgen::buildPlanPipeline(OpPassManager &pm,
   optimizers.addPass(createBucket());
   optimizers.addPass(createSpecializeShapes());
   if (options.worldSize > 0) {
-    optimizers.addPass(createPlanShards({options.worldSize}));
+    optimizers.addPass(
+        createPlanShards({options.worldSize, options.shardGroup}));
     optimizers.addPass(createScheduleCollectives());
   }
 }

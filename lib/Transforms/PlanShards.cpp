@@ -35,7 +35,7 @@ struct PlanShardsPass : optgen::impl::PlanShardsBase<PlanShardsPass> {
     OptimizerOp optimizer = getOperation();
     runtime::Plan plan;
     FailureOr<runtime::ShardPlan> shards =
-        planShardsFor(optimizer, worldSize, plan);
+        planShardsFor(optimizer, worldSize, plan, shardGroup);
     if (failed(shards))
       return signalPassFailure();
     for (ScheduleOp old :
@@ -58,8 +58,11 @@ struct PlanShardsPass : optgen::impl::PlanShardsBase<PlanShardsPass> {
     OpBuilder builder(&getContext());
     builder.setInsertionPointToEnd(&optimizer.getBlock());
     Location loc = optimizer.getLoc();
+    IntegerAttr groupSize;
+    if (shards->groupSize < shards->worldSize)
+      groupSize = builder.getI64IntegerAttr(shards->groupSize);
     auto schedule = builder.create<ScheduleOp>(
-        loc, builder.getI64IntegerAttr(worldSize));
+        loc, builder.getI64IntegerAttr(worldSize), groupSize);
     builder.setInsertionPointToStart(&schedule.getBody().emplaceBlock());
     auto unitType = UnitType::get(&getContext());
     // A rank alone shares nothing out: it steps each bucket where it is, as

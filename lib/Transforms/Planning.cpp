@@ -88,7 +88,7 @@ FailureOr<runtime::Plan> optgen::planParameters(OptimizerOp optimizer,
 
 FailureOr<runtime::ShardPlan>
 optgen::planShardsFor(OptimizerOp optimizer, int worldSize,
-                      runtime::Plan &plan) {
+                      runtime::Plan &plan, int64_t shardGroup) {
   DistributeOp distribute;
   for (DistributeOp d : optimizer.getBlock().getOps<DistributeOp>())
     distribute = d;
@@ -110,9 +110,13 @@ optgen::planShardsFor(OptimizerOp optimizer, int worldSize,
                       isElementwiseRule(rule)});
   }
   try {
+    if (shardGroup == 0)
+      shardGroup =
+          static_cast<int64_t>(distribute.getShardGroup().value_or(0));
     return runtime::planShards(
         plan, params, worldSize,
-        static_cast<int64_t>(distribute.getSmallNumel().value_or(0)));
+        static_cast<int64_t>(distribute.getSmallNumel().value_or(0)),
+        shardGroup);
   } catch (const runtime::Error &error) {
     return optimizer.emitError(error.what());
   }
@@ -128,7 +132,8 @@ runtime::ShardPlan optgen::readShardPlan(ScheduleOp schedule) {
   }
   runtime::ShardPlan plan;
   plan.worldSize = static_cast<int>(schedule.getWorldSize());
-  plan.ownedCost.assign(plan.worldSize, 0.0);
+  plan.groupSize = static_cast<int>(schedule.getShardGroupSize());
+  plan.ownedCost.assign(plan.groupSize, 0.0);
   for (UnitOp op : schedule.getBlock().getOps<UnitOp>()) {
     // A rank alone shares nothing: its local units are no planner units.
     if (op.getKind() == UnitKind::local)

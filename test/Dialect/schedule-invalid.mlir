@@ -789,3 +789,47 @@ optgen.optimizer @o {
     optgen.compute %u
   }
 }
+
+// -----
+
+// Shard groups divide the world.
+optgen.optimizer @o {
+  optgen.rule @ortho inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<[m, n], f32>, %g: !optgen.tensor<[m, n], f32>):
+    optgen.update %p : !optgen.tensor<[m, n], f32>
+  }
+  optgen.param "a" [8, 8]
+  // expected-error @+1 {{shards within groups of 4 ranks, which do not divide 6 ranks}}
+  optgen.schedule world_size 6 group_size 4 {
+  }
+}
+
+// -----
+
+// With shard groups, a unit's counts are for the positions of a group.
+optgen.optimizer @o {
+  optgen.rule @ortho inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<[m, n], f32>, %g: !optgen.tensor<[m, n], f32>):
+    optgen.update %p : !optgen.tensor<[m, n], f32>
+  }
+  optgen.param "a" [8, 8]
+  optgen.schedule world_size 4 group_size 2 {
+    // expected-error @+1 {{gives 4 counts for 2 ranks}}
+    %m = optgen.unit owned ["a"] offsets [0] rules [@ortho] owners [0] counts [64, 0, 0, 0]
+  }
+}
+
+// -----
+
+// Owners are positions of a group.
+optgen.optimizer @o {
+  optgen.rule @ortho inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<[m, n], f32>, %g: !optgen.tensor<[m, n], f32>):
+    optgen.update %p : !optgen.tensor<[m, n], f32>
+  }
+  optgen.param "a" [8, 8]
+  optgen.schedule world_size 4 group_size 2 {
+    // expected-error @+1 {{gives 'a' to rank 3 of 2}}
+    %m = optgen.unit owned ["a"] offsets [0] rules [@ortho] owners [3] counts [64, 0]
+  }
+}

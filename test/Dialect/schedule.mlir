@@ -57,3 +57,25 @@ optgen.optimizer @o {
     optgen.wait %4
   }
 }
+
+// Hybrid sharding: groups of 2 of 6 ranks; counts and owners name the 2
+// positions of a group.
+// CHECK-LABEL: optgen.optimizer @hybrid
+// CHECK:      optgen.schedule world_size 6 group_size 2 {
+// CHECK-NEXT:   %owned = optgen.unit owned ["a", "b"] offsets [0, 64] rules [@ortho, @ortho] owners [0, 1] counts [64, 64]
+optgen.optimizer @hybrid {
+  optgen.rule @ortho inputs ["p", "g"] {
+  ^bb0(%p: !optgen.tensor<[m, n], f32>, %g: !optgen.tensor<[m, n], f32>):
+    optgen.update %p : !optgen.tensor<[m, n], f32>
+  }
+  optgen.param "a" [8, 8]
+  optgen.param "b" [8, 8]
+  optgen.schedule world_size 6 group_size 2 {
+    %m = optgen.unit owned ["a", "b"] offsets [0, 64] rules [@ortho, @ortho] owners [0, 1] counts [64, 64]
+    %0 = optgen.reduce_scatter %m payload f32
+    optgen.wait %0
+    optgen.compute %m
+    %1 = optgen.all_gather %m payload f32
+    optgen.wait %1
+  }
+}

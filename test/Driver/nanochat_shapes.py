@@ -10,7 +10,8 @@ heads as query heads), the MLP's c_fc [4n, n] and c_proj [n, 4n]; the token
 embedding and the head [vocab, n]; a value embedding [vocab, n] on alternate
 layers (those of the last layer's parity); resid_lambdas and x0_lambdas [d].
 
-Usage: nanochat_shapes.py --depth 32 OUT.safetensors
+Usage: nanochat_shapes.py --depth 32 [--vocab 32768] OUT.safetensors
+(bench/sim_check.py takes the CPU benchmark's vocabulary, 8192.)
 """
 
 import argparse
@@ -38,10 +39,11 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--depth", type=int, required=True)
     parser.add_argument("--dtype", choices=sorted(DTYPE_BYTES), default="F32")
+    parser.add_argument("--vocab", type=int, default=32768)
     args = parser.parse_args()
     header, offset = {}, 0
     # Laid out by name, as the reference writer lays out tensors of one dtype.
-    for name, shape in sorted(nanochat_shapes(args.depth).items()):
+    for name, shape in sorted(nanochat_shapes(args.depth, args.vocab).items()):
         size = DTYPE_BYTES[args.dtype]
         for d in shape:
             size *= d

@@ -29,6 +29,8 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -177,61 +179,70 @@ cl::opt<bool> simulate(
              "parameters (docs/DISTRIBUTED.md)"),
     cl::sub(explainCommand), cl::cat(optgenCategory));
 
+cl::opt<std::string> shardGroupOption(
+    "shard-group",
+    cl::desc("With --world-size: shard within groups of G consecutive ranks "
+             "and average across the groups (hybrid sharding), overriding "
+             "the spec's shard_group; 'auto': the G whose step the cost "
+             "model predicts fastest on --machine"),
+    cl::value_desc("G|auto"), cl::sub(compileCommand),
+    cl::sub(explainCommand), cl::cat(optgenCategory));
+
 cl::opt<std::string> machineName(
     "machine",
-    cl::desc("The machine --simulate models: h100-nvlink, h100-ib (the "
-             "default), h200-nvlink, h200-ib or cpu; the options below "
-             "override its figures"),
-    cl::value_desc("NAME"), cl::init("h100-ib"), cl::sub(explainCommand),
+    cl::desc("The machine --simulate and --shard-group auto model: "
+             "h100-nvlink, h100-ib (the default), h200-nvlink, h200-ib or "
+             "cpu; the options below override its figures"),
+    cl::value_desc("NAME"), cl::init("h100-ib"), cl::sub(compileCommand), cl::sub(explainCommand),
     cl::cat(optgenCategory));
 
 // Overrides of the machine's figures, in the units people quote them in.
 cl::opt<double> gemmTflops("gemm-tflops",
                            cl::desc("Matrix products with 16-bit inputs, "
                                     "TFLOP/s"),
-                           cl::sub(explainCommand), cl::cat(optgenCategory));
+                           cl::sub(compileCommand), cl::sub(explainCommand), cl::cat(optgenCategory));
 cl::opt<double> gemmF32Tflops("gemm-f32-tflops",
                               cl::desc("Matrix products with f32 inputs, "
                                        "TFLOP/s"),
-                              cl::sub(explainCommand),
+                              cl::sub(compileCommand), cl::sub(explainCommand),
                               cl::cat(optgenCategory));
 cl::opt<double> symmetricCost(
     "symmetric-cost",
     cl::desc("A symmetric product's time over a full one's (1: multiplied "
              "in full; about 0.6: one triangle, syrk)"),
-    cl::sub(explainCommand), cl::cat(optgenCategory));
+    cl::sub(compileCommand), cl::sub(explainCommand), cl::cat(optgenCategory));
 cl::opt<double> memBandwidth("mem-bw",
                              cl::desc("Memory bandwidth of elementwise "
                                       "kernels, GB/s"),
-                             cl::sub(explainCommand),
+                             cl::sub(compileCommand), cl::sub(explainCommand),
                              cl::cat(optgenCategory));
 cl::opt<double> launchMicros("launch-us",
                              cl::desc("Fixed cost of a kernel launch or "
                                       "product call, microseconds"),
-                             cl::sub(explainCommand),
+                             cl::sub(compileCommand), cl::sub(explainCommand),
                              cl::cat(optgenCategory));
 cl::opt<double> linkBandwidth("link-bw",
                               cl::desc("Ring bandwidth within a node, GB/s "
                                        "a rank"),
-                              cl::sub(explainCommand),
+                              cl::sub(compileCommand), cl::sub(explainCommand),
                               cl::cat(optgenCategory));
 cl::opt<double> linkLatency("link-latency",
                             cl::desc("Latency of a ring step within a node, "
                                      "microseconds"),
-                            cl::sub(explainCommand), cl::cat(optgenCategory));
+                            cl::sub(compileCommand), cl::sub(explainCommand), cl::cat(optgenCategory));
 cl::opt<double> netBandwidth("net-bw",
                              cl::desc("Ring bandwidth between nodes, GB/s a "
                                       "rank"),
-                             cl::sub(explainCommand),
+                             cl::sub(compileCommand), cl::sub(explainCommand),
                              cl::cat(optgenCategory));
 cl::opt<double> netLatency("net-latency",
                            cl::desc("Latency of a ring step between nodes, "
                                     "microseconds"),
-                           cl::sub(explainCommand), cl::cat(optgenCategory));
+                           cl::sub(compileCommand), cl::sub(explainCommand), cl::cat(optgenCategory));
 cl::opt<int> ranksPerNode("ranks-per-node",
                           cl::desc("Consecutive ranks that share a node (0: "
                                    "every rank on one)"),
-                          cl::sub(explainCommand), cl::cat(optgenCategory));
+                          cl::sub(compileCommand), cl::sub(explainCommand), cl::cat(optgenCategory));
 
 cl::opt<bool> splitInputFile(
     "split-input-file",
@@ -259,10 +270,30 @@ LogicalResult runPipeline(mlir::ModuleOp module,
   return pm.run(module);
 }
 
-/// optgen-plan with the command line's world size (at least `minWorldSize`).
+/// --shard-group: 0 when not given, -1 for auto, else the group size;
+/// nullopt after an error.
+std::optional<int> parsedShardGroup() {
+  if (shardGroupOption.empty())
+    return 0;
+  if (shardGroupOption == "auto")
+    return -1;
+  int group = 0;
+  if (StringRef(shardGroupOption).getAsInteger(10, group) || group < 1) {
+    WithColor::error(errs(), "optgen")
+        << "--shard-group takes a number of ranks (at least 1) or 'auto', "
+           "not '"
+        << shardGroupOption << "'\n";
+    return std::nullopt;
+  }
+  return group;
+}
+
+/// optgen-plan with the command line's world size (at least `minWorldSize`)
+/// and shard group.
 LogicalResult plan(mlir::ModuleOp module, int minWorldSize = 0) {
   PlanPipelineOptions options;
   options.worldSize = std::max<int>(worldSize, minWorldSize);
+  options.shardGroup = std::max(parsedShardGroup().value_or(0), 0);
   return runPipeline(module, [&](mlir::OpPassManager &pm) {
     buildPlanPipeline(pm, options);
   });
@@ -291,6 +322,48 @@ void printIR(mlir::ModuleOp module, raw_ostream &os) {
     flags.enableDebugInfo();
   module->print(os, flags);
   os << "\n";
+}
+
+/// The machine --simulate and --shard-group auto model: the preset with the command line's
+/// overrides; nullopt after an error.
+std::optional<runtime::Machine> simulatedMachine() {
+  const runtime::Machine *preset = runtime::findMachine(machineName);
+  if (!preset) {
+    raw_ostream &error = WithColor::error(errs(), "optgen");
+    error << "unknown machine '" << machineName << "'; the presets are";
+    for (const runtime::Machine &m : runtime::machinePresets())
+      error << " " << m.name;
+    error << "\n";
+    return std::nullopt;
+  }
+  runtime::Machine machine = *preset;
+  bool changed = false;
+  auto set = [&](auto &option, auto &field, double scale) {
+    if (!option.getNumOccurrences())
+      return true;
+    if (option < 0) {
+      WithColor::error(errs(), "optgen")
+          << "--" << option.ArgStr << " must not be negative\n";
+      return false;
+    }
+    field = option * scale;
+    changed = true;
+    return true;
+  };
+  if (!set(gemmTflops, machine.gemm16, 1e12) ||
+      !set(gemmF32Tflops, machine.gemm32, 1e12) ||
+      !set(symmetricCost, machine.symmetricCost, 1) ||
+      !set(memBandwidth, machine.memory, 1e9) ||
+      !set(launchMicros, machine.launchOverhead, 1e-6) ||
+      !set(linkBandwidth, machine.linkBandwidth, 1e9) ||
+      !set(linkLatency, machine.linkLatency, 1e-6) ||
+      !set(netBandwidth, machine.netBandwidth, 1e9) ||
+      !set(netLatency, machine.netLatency, 1e-6) ||
+      !set(ranksPerNode, machine.ranksPerNode, 1))
+    return std::nullopt;
+  if (changed)
+    machine.name += " (changed)";
+  return machine;
 }
 
 /// Compiles one spec buffer (the whole file, or one part of a split file):
@@ -357,6 +430,15 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
 
   if (failed(lowerToKernels(*module)))
     return finish(failure());
+  // --shard-group auto: the rules' work is known now.
+  if (!shapesFile.empty() && parsedShardGroup() == -1) {
+    std::optional<runtime::Machine> machine = simulatedMachine();
+    if (!machine)
+      return finish(failure());
+    for (OptimizerOp optimizer : module->getOps<OptimizerOp>())
+      if (failed(chooseShardGroup(optimizer, worldSize, *machine)))
+        return finish(failure());
+  }
   if (emit == Stage::Kernels) {
     printIR(*module, os);
     return finish(success());
@@ -387,6 +469,21 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
 int compile() {
   if (target != Target::None && !emit.getNumOccurrences())
     emit = Stage::Code;
+  std::optional<int> group = parsedShardGroup();
+  if (!group)
+    return 1;
+  if (*group && (worldSize < 1 || shapesFile.empty())) {
+    WithColor::error(errs(), "optgen")
+        << "--shard-group needs --shapes and --world-size\n";
+    return 1;
+  }
+  if (*group < 0 && (emit == Stage::Planned || emit == Stage::AST ||
+                     emit == Stage::MLIR)) {
+    WithColor::error(errs(), "optgen")
+        << "--shard-group auto counts the work of the lowered rules: it "
+           "applies from --emit=kernels on\n";
+    return 1;
+  }
   std::string message;
   std::unique_ptr<MemoryBuffer> input = mlir::openInputFile(specFile, &message);
   if (!input) {
@@ -411,48 +508,6 @@ int compile() {
   return 0;
 }
 
-/// The machine --simulate models: the preset with the command line's
-/// overrides; nullopt after an error.
-std::optional<runtime::Machine> simulatedMachine() {
-  const runtime::Machine *preset = runtime::findMachine(machineName);
-  if (!preset) {
-    raw_ostream &error = WithColor::error(errs(), "optgen");
-    error << "unknown machine '" << machineName << "'; the presets are";
-    for (const runtime::Machine &m : runtime::machinePresets())
-      error << " " << m.name;
-    error << "\n";
-    return std::nullopt;
-  }
-  runtime::Machine machine = *preset;
-  bool changed = false;
-  auto set = [&](auto &option, auto &field, double scale) {
-    if (!option.getNumOccurrences())
-      return true;
-    if (option < 0) {
-      WithColor::error(errs(), "optgen")
-          << "--" << option.ArgStr << " must not be negative\n";
-      return false;
-    }
-    field = option * scale;
-    changed = true;
-    return true;
-  };
-  if (!set(gemmTflops, machine.gemm16, 1e12) ||
-      !set(gemmF32Tflops, machine.gemm32, 1e12) ||
-      !set(symmetricCost, machine.symmetricCost, 1) ||
-      !set(memBandwidth, machine.memory, 1e9) ||
-      !set(launchMicros, machine.launchOverhead, 1e-6) ||
-      !set(linkBandwidth, machine.linkBandwidth, 1e9) ||
-      !set(linkLatency, machine.linkLatency, 1e-6) ||
-      !set(netBandwidth, machine.netBandwidth, 1e9) ||
-      !set(netLatency, machine.netLatency, 1e-6) ||
-      !set(ranksPerNode, machine.ranksPerNode, 1))
-    return std::nullopt;
-  if (changed)
-    machine.name += " (changed)";
-  return machine;
-}
-
 int explain() {
   std::optional<runtime::Machine> machine;
   if (simulate && !(machine = simulatedMachine()))
@@ -462,14 +517,25 @@ int explain() {
     return 1;
   }
   // Optgen IR (a compiled stage, possibly edited) carries its schedule.
+  std::optional<int> group = parsedShardGroup();
+  if (!group)
+    return 1;
   bool fromIR = StringRef(specFile).ends_with(".mlir");
-  if (fromIR && (!shapesFile.empty() || worldSize || !defines.empty())) {
+  if (fromIR && (!shapesFile.empty() || worldSize || !defines.empty() ||
+                 *group)) {
     WithColor::error(errs(), "optgen")
         << "'" << specFile
         << "' is optgen IR, which carries its schedule: --shapes, "
-           "--world-size and -D apply to specs\n";
+           "--world-size, --shard-group and -D apply to specs\n";
     return 1;
   }
+  if (*group && (shapesFile.empty() || worldSize < 1)) {
+    WithColor::error(errs(), "optgen")
+        << "--shard-group needs --shapes and --world-size\n";
+    return 1;
+  }
+  if (*group < 0 && !machine && !(machine = simulatedMachine()))
+    return 1;
   std::unique_ptr<LoadedSpec> loaded =
       fromIR ? loadIR(specFile) : loadSpec(specFile, defines, shapesFile);
   if (!loaded)
@@ -483,6 +549,7 @@ int explain() {
   }
   OptimizerOp optimizer = *optimizers.begin();
   std::optional<double> planSeconds;
+  std::string shardGroupJson;
   if (!fromIR) {
     if (shapesFile.empty()) {
       if (simulate) {
@@ -502,6 +569,32 @@ int explain() {
                       .count();
     if (failed(lowerToKernels(module)))
       return 1;
+    if (*group < 0) {
+      FailureOr<SmallVector<ShardGroupChoice>> choices =
+          chooseShardGroup(optimizer, worldSize, *machine);
+      if (failed(choices))
+        return 1;
+      outs() << "shard group chosen by the cost model on " << machine->name
+             << ": " << choices->front().groupSize
+             << " ranks (predicted step time by group size:";
+      SmallVector<ShardGroupChoice> byGroup(*choices);
+      llvm::sort(byGroup, [](const ShardGroupChoice &a,
+                             const ShardGroupChoice &b) {
+        return a.groupSize < b.groupSize;
+      });
+      for (const ShardGroupChoice &choice : byGroup)
+        outs() << " " << choice.groupSize << ": "
+               << format("%.3f", 1e3 * choice.stepSeconds) << " ms"
+               << (&choice == &byGroup.back() ? ")" : ",");
+      outs() << "\n";
+      std::string json = "[";
+      for (const ShardGroupChoice &choice : byGroup)
+        json += (json.size() > 1 ? ", " : "") +
+                formatv("{{\"group_size\": {0}, \"step_ms\": {1:F6}}",
+                        choice.groupSize, 1e3 * choice.stepSeconds)
+                    .str();
+      shardGroupJson = json + "]";
+    }
   }
   auto schedules = optimizer.getBlock().getOps<ScheduleOp>();
   if (schedules.empty()) {
@@ -519,6 +612,8 @@ int explain() {
   std::vector<std::pair<std::string, std::string>> extra;
   if (planSeconds)
     extra.push_back({"plan_seconds", std::to_string(*planSeconds)});
+  if (!shardGroupJson.empty())
+    extra.push_back({"shard_group_choices", shardGroupJson});
   if (simulate) {
     FailureOr<SimulatedScheme> ours = simulateSchedule(schedule, *machine);
     FailureOr<SimulatedScheme> theirs =

@@ -37,9 +37,15 @@ struct RankLoad {
 struct StepExplanation {
   std::string optimizer;
   int64_t worldSize = 1;
+  /// The ranks of a shard group (hybrid sharding): worldSize unless the
+  /// schedule shards within smaller groups.
+  int64_t groupSize = 1;
   /// The optimizer's parameters (optgen.param).
   size_t params = 0;
   int allReduces = 0, reduceScatters = 0, allGathers = 0;
+  /// With shard groups: per reduce-scatter, the all-reduce of each part
+  /// across the groups.
+  int crossAllReduces = 0;
   /// The most loaded rank's estimated cost of owned matrices over the mean.
   double imbalance = 1;
   std::vector<RankLoad> ranks;
@@ -53,7 +59,8 @@ mlir::FailureOr<StepExplanation> explainSchedule(ScheduleOp schedule);
 /// `worldSize` ranks and every member of `unit` (whose elements are
 /// `numels`, in the unit's order): the rank updates elements [first, last)
 /// of the member (none when last == first). One reading of the counts and
-/// owners for explain and the simulation.
+/// owners (by a rank's position in its shard group) for explain and the
+/// simulation.
 void forEachRankPart(
     UnitOp unit, int64_t worldSize, llvm::ArrayRef<int64_t> numels,
     llvm::function_ref<void(int64_t rank, size_t member, int64_t first,

@@ -40,6 +40,15 @@ struct SimulatedScheme {
   /// the parameters' elements.
   int64_t paddingElements = 0, paramElements = 0;
   runtime::SimResult result;
+  /// What it computes, unit by unit (in the program's order of units):
+  /// its kind, first member and members, and the compute of the busiest
+  /// rank's part and the mean over ranks.
+  struct Unit {
+    std::string kind, first;
+    size_t members = 0;
+    double maxSeconds = 0, meanSeconds = 0;
+  };
+  std::vector<Unit> units;
 };
 
 /// The step `schedule` describes, on `machine`.
@@ -57,6 +66,22 @@ mlir::FailureOr<SimulatedScheme> simulateSchedule(ScheduleOp schedule,
 /// parameter or bucket its wait, update and all-gather.
 mlir::FailureOr<SimulatedScheme>
 simulateNanochatScheme(ScheduleOp schedule, const runtime::Machine &machine);
+
+/// A shard group size and the step the model predicts with it.
+struct ShardGroupChoice {
+  int64_t groupSize = 0;
+  double stepSeconds = 0;
+};
+
+/// Plans `optimizer`'s step on `worldSize` ranks (replacing its schedule)
+/// with each shard group size that divides the world, simulates each on
+/// `machine`, and keeps the plan of the fastest (the largest group among
+/// equals: the least state per rank). The optimizer's rules must be
+/// lowered to kernels (their work is counted). Returns every candidate,
+/// the chosen one first; failure after a diagnostic.
+mlir::FailureOr<llvm::SmallVector<ShardGroupChoice>>
+chooseShardGroup(OptimizerOp optimizer, int64_t worldSize,
+                 const runtime::Machine &machine);
 
 /// The two side by side: a summary, then per rank.
 void printSimulation(const runtime::Machine &machine,

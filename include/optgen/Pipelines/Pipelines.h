@@ -42,6 +42,11 @@ struct PlanPipelineOptions
       llvm::cl::desc("Schedule the distributed step on N ranks (0: do not "
                      "schedule it)"),
       llvm::cl::init(0)};
+  Option<int> shardGroup{
+      *this, "shard-group",
+      llvm::cl::desc("Shard within groups of this many ranks (0: the "
+                     "distribution's shard_group, or every rank)"),
+      llvm::cl::init(0)};
 };
 
 /// optgen-plan: binds the known parameters to groups, buckets them,

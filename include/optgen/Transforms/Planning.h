@@ -23,10 +23,13 @@ mlir::FailureOr<runtime::Plan> planParameters(OptimizerOp optimizer,
                                               bool boundGroups);
 
 /// The ZeRO-2 plan of `optimizer`'s bucketed parameters over `worldSize`
-/// ranks (the runtime's sharding planner); the optimizer must distribute
-/// zero2. `plan` receives the step plan it starts from.
+/// ranks (the runtime's sharding planner), sharded within groups of
+/// `shardGroup` ranks (0: the distribution's shard_group, if any); the
+/// optimizer must distribute zero2. `plan` receives the step plan it
+/// starts from.
 mlir::FailureOr<runtime::ShardPlan>
-planShardsFor(OptimizerOp optimizer, int worldSize, runtime::Plan &plan);
+planShardsFor(OptimizerOp optimizer, int worldSize, runtime::Plan &plan,
+              int64_t shardGroup = 0);
 
 /// The sharding plan a verified `schedule` carries, in the runtime's terms:
 /// its units in order, each parameter as its index among the optimizer's

@@ -54,7 +54,8 @@ const std::vector<Machine> &machinePresets() {
     Machine cpu;
     cpu.name = "cpu";
     cpu.description = "the CPU benchmark machine of bench/RESULTS.md (2 "
-                      "vCPUs, OpenBLAS), a rank a machine";
+                      "vCPUs, OpenBLAS), a rank a machine, on a 10 GB/s "
+                      "network";
     cpu.gemm16 = 180e9; // bf16 compute rounds around sgemm on the CPU
     cpu.gemm32 = 180e9;
     cpu.symmetricCost = 0.6;
@@ -62,7 +63,7 @@ const std::vector<Machine> &machinePresets() {
     cpu.launchOverhead = 2e-6;
     cpu.linkBandwidth = cpu.netBandwidth = 10e9;
     cpu.linkLatency = cpu.netLatency = 5e-6;
-    cpu.ranksPerNode = 1;
+    cpu.ranksPerNode = 0;
     return std::vector<Machine>{h100nvlink, h100ib, h200nvlink, h200ib, cpu};
   }();
   return presets;

@@ -30,12 +30,27 @@ double ownedImbalance(const ShardPlan &plan) {
   return most / (total / static_cast<double>(plan.ownedCost.size()));
 }
 
+int shardGroupSize(int worldSize, int64_t shardGroup) {
+  if (shardGroup < 0)
+    throw Error("a shard group of " + std::to_string(shardGroup) + " ranks");
+  if (shardGroup == 0 || shardGroup >= worldSize)
+    return worldSize;
+  if (worldSize % shardGroup != 0)
+    throw Error("shard groups of " + std::to_string(shardGroup) +
+                " ranks do not divide " + std::to_string(worldSize) +
+                " ranks");
+  return static_cast<int>(shardGroup);
+}
+
 ShardPlan planShards(const Plan &plan, const std::vector<ShardParam> &params,
-                     int worldSize, int64_t smallNumel) {
-  if (worldSize < 1)
-    throw Error("a world of " + std::to_string(worldSize) + " ranks");
+                     int world, int64_t smallNumel, int64_t shardGroup) {
+  if (world < 1)
+    throw Error("a world of " + std::to_string(world) + " ranks");
   ShardPlan shards;
-  shards.worldSize = worldSize;
+  shards.worldSize = world;
+  // Within a group, the plan of a step on its ranks.
+  int worldSize = shardGroupSize(world, shardGroup);
+  shards.groupSize = worldSize;
   shards.ownedCost.assign(worldSize, 0.0);
   auto numel = [&](size_t p) { return *checkedNumel(params[p].shape); };
 

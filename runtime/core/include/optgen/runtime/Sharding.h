@@ -15,6 +15,12 @@
 //   estimated cost; each bucket is one reduce-scatter and one all-gather
 //   whose per-rank parts are the matrices that rank owns.
 //
+// Hybrid sharding (a shard group of G < N ranks, as HSDP does): the ranks
+// form N / G groups of G consecutive ranks, and the plan above is made for
+// G ranks, every group alike: its counts and owners name the G positions of
+// a group, rank r taking position r mod G. Reductions then average within
+// the group and each part across the groups; gathers stay in the group.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef OPTGEN_RUNTIME_SHARDING_H
@@ -48,15 +54,26 @@ struct ShardUnit {
 
 struct ShardPlan {
   int worldSize = 1;
+  /// The ranks of a shard group, which the counts, owners and costs are
+  /// for: worldSize unless hybrid.
+  int groupSize = 1;
   /// Small first, then Flat, then one Owned unit per bucket.
   std::vector<ShardUnit> units;
-  /// Per rank: the estimated cost of its owned matrices (flops).
+  /// Per position of a group: the estimated cost of its owned matrices
+  /// (flops).
   std::vector<double> ownedCost;
 };
 
-/// Plans a step of `plan`'s buckets over `worldSize` ranks.
+/// The ranks of a shard group for a spec's `shard_group` (0: not set) on
+/// `worldSize` ranks: every rank when it is not set or not smaller; else
+/// it must divide the world (Error otherwise).
+int shardGroupSize(int worldSize, int64_t shardGroup);
+
+/// Plans a step of `plan`'s buckets over `worldSize` ranks, sharded within
+/// groups of `shardGroupSize(worldSize, shardGroup)` ranks.
 ShardPlan planShards(const Plan &plan, const std::vector<ShardParam> &params,
-                     int worldSize, int64_t smallNumel);
+                     int worldSize, int64_t smallNumel,
+                     int64_t shardGroup = 0);
 
 /// The estimated cost of updating a parameter of `shape` whole: a matrix's
 /// orthogonalisation is dominated by products of about m * n * min(m, n)
