@@ -3,7 +3,7 @@
 #include "optgen/runtime/InProcessCommunicator.h"
 
 #include "optgen/runtime/Error.h"
-#include "optgen/runtime/Float16.h"
+#include "optgen/runtime/RankMean.h"
 
 #include <cstring>
 #include <numeric>
@@ -97,39 +97,28 @@ struct DoneRequest final : Request {
   void wait() override {}
 };
 
-/// The mean over ranks of posts[r].send at `offset` (elements), `count`
-/// elements of `dtype`, summed in rank order as Communicator.h says, into
-/// `out`.
+/// The mean over ranks (RankMean.h) of posts[r].send at `offset`
+/// (elements), `count` elements of `dtype`, into `out`.
 void meanInRankOrder(const std::vector<Rendezvous::Post> &posts,
                      int64_t offset, int64_t count, DType dtype, void *out) {
   int size = static_cast<int>(posts.size());
-  auto at = [&](int r) {
-    return static_cast<const unsigned char *>(posts[r].send) +
-           offset * static_cast<int64_t>(dtypeSize(dtype));
-  };
-  if (size == 1) {
-    std::memcpy(out, at(0), static_cast<size_t>(count) * dtypeSize(dtype));
-    return;
-  }
-  float ranks = static_cast<float>(size);
   if (dtype == DType::F32) {
     float *to = static_cast<float *>(out);
-    for (int64_t i = 0; i < count; ++i) {
-      float sum = reinterpret_cast<const float *>(at(0))[i];
-      for (int r = 1; r < size; ++r)
-        sum += reinterpret_cast<const float *>(at(r))[i];
-      to[i] = sum / ranks;
-    }
+    for (int64_t i = 0; i < count; ++i)
+      to[i] = rankMeanF32(
+          [&](int r) {
+            return static_cast<const float *>(posts[r].send)[offset + i];
+          },
+          size);
     return;
   }
   uint16_t *to = static_cast<uint16_t *>(out);
-  for (int64_t i = 0; i < count; ++i) {
-    uint16_t sum = reinterpret_cast<const uint16_t *>(at(0))[i];
-    for (int r = 1; r < size; ++r)
-      sum = toBF16Bits(fromBF16Bits(sum) +
-                       fromBF16Bits(reinterpret_cast<const uint16_t *>(at(r))[i]));
-    to[i] = toBF16Bits(fromBF16Bits(sum) / ranks);
-  }
+  for (int64_t i = 0; i < count; ++i)
+    to[i] = rankMeanBF16(
+        [&](int r) {
+          return static_cast<const uint16_t *>(posts[r].send)[offset + i];
+        },
+        size);
 }
 
 class InProcessCommunicator final : public Communicator {
