@@ -177,10 +177,13 @@ def Optgen_SlotAttr : AttrDef<Optgen_Dialect, "Slot"> {
     An entry of a rule's `optgen.workspace` (set by `optgen-assign-buffers`):
     the extent of the values the slot holds, with the rule's symbols, and
     the type each element is stored as: `f32` for tensors (bf16 and f16
-    values held rounded), or an accumulator's type. The runtime sizes the
-    workspace from these for each parameter's shape.
+    values held rounded), `bf16` or `f16` for tensors of that type on
+    device targets (`optgen-assign-buffers{narrow-storage}`), or an
+    accumulator's type. The runtime sizes the workspace from these for
+    each parameter's shape.
 
-    Example: `#optgen.slot<[m, 1], f64>`, `#optgen.slot<*, f32>`.
+    Example: `#optgen.slot<[m, 1], f64>`, `#optgen.slot<*, f32>`,
+    `#optgen.slot<[m, n], bf16>`.
   }];
   let parameters = (ins "::optgen::SymbolicTensorType":$shape,
                         "::mlir::Type":$storage);

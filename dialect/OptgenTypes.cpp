@@ -123,8 +123,10 @@ SlotAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                  SymbolicTensorType shape, Type storage) {
   if (!shape.getElementType().isF32())
     return emitError() << "a slot's extent is an f32 tensor type";
-  if (!storage.isF32() && !storage.isF64())
-    return emitError() << "a slot stores f32 or f64, not " << storage;
+  if (!storage.isF32() && !storage.isF64() && !storage.isBF16() &&
+      !storage.isF16())
+    return emitError() << "a slot stores f32, f64, bf16 or f16, not "
+                       << storage;
   return success();
 }
 

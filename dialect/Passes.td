@@ -146,8 +146,17 @@ def AssignBuffers : Pass<"optgen-assign-buffers", "optgen::RuleOp"> {
     - A reduction along an axis inside a kernel gets a slot for its
       accumulator, of the accumulator's type (`optgen-set-accumulators`).
     Tensor values are stored as f32 whatever their element type (bf16 and
-    f16 values held rounded); accumulators as their type.
+    f16 values held rounded), or, with `narrow-storage` (device targets,
+    whose products read 16-bit matrices on tensor cores), bf16 and f16
+    values as their own type: half the memory traffic, and matrix products
+    of the dtypes the spec names. A value is written over an input, or into
+    a reserved slot, only where the storage types agree. Accumulators are
+    stored as their type.
   }];
+  let options = [
+    Option<"narrowStorage", "narrow-storage", "bool", /*default=*/"false",
+           "Store bf16 and f16 tensors as their own type, not as f32">,
+  ];
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 

@@ -40,10 +40,19 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader |
   tee "$out/gpu.txt"
 
 # --- 1. build -----------------------------------------------------------------
+# NCCL from NVIDIA's pip package (nvidia-nccl-cu13) when the toolkit has none.
+nccl_root=$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)
 if cmake -S scripts/gpu -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-     -DOPTGEN_ROOT="$root" >"$out/configure.log" 2>&1 &&
+     -DOPTGEN_ROOT="$root" ${nccl_root:+-DNCCL_ROOT="$nccl_root"} \
+     >"$out/configure.log" 2>&1 &&
    cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1; then
   row "build | ok | $((SECONDS - start)) s"
+  nccl=$(sed -n 's/^OPTGEN_NCCL_LIBRARY:FILEPATH=//p' "$build/CMakeCache.txt")
+  if [[ -n $nccl && $nccl != *NOTFOUND ]]; then
+    row "NCCL | found | $nccl"
+  else
+    fail "NCCL | NOT FOUND | its communicator and tests were not built"
+  fi
 else
   tail -n 40 "$out/configure.log" "$out/build.log"
   fail "build | FAILED | see build.log"

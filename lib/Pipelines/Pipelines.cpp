@@ -41,7 +41,7 @@ void optgen::buildLowerToExecutablePipeline(
   OpPassManager &rules = pm.nest<OptimizerOp>().nest<RuleOp>();
   rules.addPass(createSetAccumulators({options.accumulator}));
   rules.addPass(createAssignHyperOffsets());
-  rules.addPass(createAssignBuffers());
+  rules.addPass(createAssignBuffers({options.device}));
   if (options.device)
     rules.addPass(createAssignDeviceScalars());
 }

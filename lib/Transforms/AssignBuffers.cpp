@@ -40,7 +40,8 @@ bool hasKnownDims(SymbolicTensorType type) {
 
 class Assigner {
 public:
-  explicit Assigner(RuleOp rule) : rule(rule), builder(rule.getContext()) {}
+  Assigner(RuleOp rule, bool narrowStorage)
+      : rule(rule), builder(rule.getContext()), narrowStorage(narrowStorage) {}
 
   LogicalResult run() {
     numberOps();
@@ -59,6 +60,8 @@ public:
 private:
   RuleOp rule;
   Builder builder;
+  /// bf16 and f16 tensors stored as their type (device targets).
+  bool narrowStorage;
   llvm::DenseMap<Operation *, unsigned> position, lastPosition;
   llvm::DenseMap<Value, BufferAttr> home;
   /// Values an `if` yields, and the result buffer they are made in (no copy
@@ -123,12 +126,21 @@ private:
     return buffer(BufferKind::workspace, slots.size() - 1);
   }
 
+  /// The type tensor `value` is stored as in the workspace: f32, or its
+  /// own 16-bit type with narrow storage.
+  Type storageOf(Value value) {
+    Type element = getElementTypeOrSelf(value.getType());
+    if (narrowStorage && (element.isBF16() || element.isF16()))
+      return element;
+    return builder.getF32Type();
+  }
+
   /// The slot type of tensor `value`.
   SlotAttr slotOf(Value value) {
     auto type = cast<SymbolicTensorType>(value.getType());
     return SlotAttr::get(rule.getContext(),
                          type.withElementType(builder.getF32Type()),
-                         builder.getF32Type());
+                         storageOf(value));
   }
 
   /// The buffer an `if` reserved for `value`, if it wants it there and it
@@ -143,13 +155,20 @@ private:
     return want;
   }
 
-  /// A slot for tensor `value`, stored as f32 whatever its element type:
-  /// the one an `if` reserved for it, or a free one.
+  /// A slot for tensor `value`, of its storage type: the one an `if`
+  /// reserved for it, or a free one.
   BufferAttr allocate(Value value) {
     if (BufferAttr want = wantedBuffer(value))
       return want;
     auto type = cast<SymbolicTensorType>(value.getType());
-    return allocate(type, builder.getF32Type(), lastUse(value));
+    return allocate(type, storageOf(value), lastUse(value));
+  }
+
+  /// Whether `value` may live in `buffer`: any parameter or state (their
+  /// memory converts), a workspace slot only of its storage type.
+  bool storesAs(Value value, BufferAttr buffer) {
+    return buffer.getKind() != BufferKind::workspace ||
+           slots[buffer.getIndex()].getStorage() == storageOf(value);
   }
 
   /// `value` takes over `from`'s buffer.
@@ -187,7 +206,7 @@ private:
         lastUse(input) != lastPosition.lookup(kernel))
       return false;
     if (from.getKind() == BufferKind::workspace)
-      return true;
+      return storesAs(result, from);
     return isFinalValueOf(result, from);
   }
 
@@ -257,7 +276,8 @@ private:
 
   void assignGemm(GemmOp gemm) {
     Value c = gemm.getC();
-    if (c && isWorkspace(c) && c != gemm.getA() && c != gemm.getB() &&
+    if (c && isWorkspace(c) && storesAs(gemm.getResult(), home.lookup(c)) &&
+        c != gemm.getA() && c != gemm.getB() &&
         home.lookup(c) != home.lookup(gemm.getA()) &&
         home.lookup(c) != home.lookup(gemm.getB()) &&
         c.getParentBlock() == gemm->getBlock() &&
@@ -281,7 +301,8 @@ private:
         continue;
       }
       BufferAttr carried;
-      if (isWorkspace(init) && init.getParentBlock() == loop->getBlock() &&
+      if (isWorkspace(init) && storesAs(result, home.lookup(init)) &&
+          init.getParentBlock() == loop->getBlock() &&
           lastUse(init) == lastPosition.lookup(loop))
         carried = home.lookup(init);
       else
@@ -384,8 +405,10 @@ private:
 };
 
 struct AssignBuffersPass : optgen::impl::AssignBuffersBase<AssignBuffersPass> {
+  using AssignBuffersBase::AssignBuffersBase;
+
   void runOnOperation() override {
-    if (failed(Assigner(getOperation()).run()))
+    if (failed(Assigner(getOperation(), narrowStorage).run()))
       signalPassFailure();
   }
 };

@@ -5,9 +5,11 @@
 // and against the host's gemm where the runtime has a BLAS (GPU machines
 // build it without one: scripts/gpu), in every transposition, with and
 // without an accumulated c (its own memory or the result's), on batches
-// whose members are not 256-byte aligned, and captured in a CUDA graph.
-// deviceRound must round as Float16.h does on the host, bit for bit, and
-// deviceCopy must move bits. What deviceGemm rejects before any CUDA call
+// whose members are not 256-byte aligned, and captured in a CUDA graph;
+// with bf16 and f16 operands (the tensor cores' products), against the f64
+// reference of the same 16-bit inputs, rounded once into the result's
+// dtype. deviceRound must round as Float16.h does on the host, bit for
+// bit, and deviceCopy must move bits, of every dtype. What deviceGemm rejects before any CUDA call
 // is tested everywhere; the rest skips itself without a GPU.
 //
 //===----------------------------------------------------------------------===//
@@ -68,19 +70,53 @@ struct Batch {
     return {values.data() + member * stride, rows, cols};
   }
   DeviceMatrices on(const DeviceBytes &device) const {
-    return {static_cast<float *>(device.data), rows, cols, stride};
+    return {device.data, rows, cols, stride};
+  }
+  /// Every value rounded to `dtype` (BF16 or F16), as held in f32.
+  Batch roundedTo(DType dtype) const {
+    Batch rounded = *this;
+    for (float &x : rounded.values)
+      if (x != kGap)
+        x = dtype == DType::BF16 ? roundToBF16(x) : roundToF16(x);
+    return rounded;
   }
 };
 
+/// `values` as 16-bit `dtype` (BF16 or F16) bytes, each rounded to
+/// nearest even (kGap too, which neither holds exactly).
+std::vector<unsigned char> halfBytesOf(const std::vector<float> &values,
+                                       DType dtype) {
+  std::vector<unsigned char> bytes(values.size() * 2);
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint16_t bits = dtype == DType::BF16 ? toBF16Bits(values[i])
+                                         : toF16Bits(values[i]);
+    std::memcpy(bytes.data() + 2 * i, &bits, 2);
+  }
+  return bytes;
+}
+
+/// The 16-bit `dtype` values of `bytes`, as f32.
+std::vector<float> halfFloatsOf(const std::vector<unsigned char> &bytes,
+                                DType dtype) {
+  std::vector<float> values(bytes.size() / 2);
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, bytes.data() + 2 * i, 2);
+    values[i] = dtype == DType::BF16 ? fromBF16Bits(bits) : fromF16Bits(bits);
+  }
+  return values;
+}
+
 /// The largest error of `actual` (a batch like `expected`) relative to the
 /// largest magnitude of `expected`, over the members; the gaps must hold
-/// kGap still.
-double relativeError(const Batch &expected, const std::vector<float> &actual) {
+/// `gap` still (kGap, as the dtype of `actual` holds it).
+double relativeError(const Batch &expected, const std::vector<float> &actual,
+                     float gap = kGap) {
   double error = 0.0, scale = 0.0;
   for (size_t i = 0; i < actual.size(); ++i) {
     if (static_cast<int64_t>(i % expected.stride) >=
         expected.rows * expected.cols) {
-      EXPECT_EQ(actual[i], kGap) << "a gap was written, at " << i;
+      EXPECT_EQ(actual[i], gap) << "a gap was written, at " << i;
       continue;
     }
     error = std::max(
@@ -176,6 +212,62 @@ INSTANTIATE_TEST_SUITE_P(Transpositions, DeviceGemmMatchesHost,
                                                           Accumulate::InPlace)),
                          variantName);
 
+/// A product of 16-bit operands (the polar iteration's, stored bf16 by
+/// device targets), into their dtype or into f32, accumulating c of the
+/// result's dtype in place: the f64 reference of the same rounded inputs,
+/// rounded once into the result. Errors are a few units of the result's
+/// last place at most: the tensor cores accumulate in f32, in an order of
+/// their own, and a sum near a rounding boundary may round either way.
+class DeviceGemm16Bit
+    : public testing::TestWithParam<std::tuple<DType, bool, bool>> {};
+
+TEST_P(DeviceGemm16Bit, MatchesTheReferenceOfTheRoundedInputs) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  auto [dtype, intoF32, transposeB] = GetParam();
+  Batch a = Batch(kM, kK, 3, 1).roundedTo(dtype);
+  Batch b = Batch(transposeB ? kN : kK, transposeB ? kK : kN, 1, 2)
+                .roundedTo(dtype);
+  Batch c = Batch(kM, kN, 2, 3);
+  if (!intoF32)
+    c = c.roundedTo(dtype);
+  Batch expected = reference(a, false, b, transposeB, &c, c);
+  if (!intoF32)
+    expected = expected.roundedTo(dtype);
+
+  DType outType = intoF32 ? DType::F32 : dtype;
+  auto upload = [&](const Batch &x, DType as) {
+    return as == DType::F32 ? bytesOf(x.values) : halfBytesOf(x.values, as);
+  };
+  DeviceBlas blas = DeviceBlas::create();
+  DeviceBytes deviceA(upload(a, dtype)), deviceB(upload(b, dtype));
+  DeviceBytes deviceOut(upload(c, outType));
+  DeviceMatrices aOn = a.on(deviceA), bOn = b.on(deviceB);
+  aOn.dtype = bOn.dtype = dtype;
+  DeviceMatrices out = c.on(deviceOut);
+  out.dtype = outType;
+  deviceGemm(blas, aOn, false, bOn, transposeB, kAlpha, &out, kBeta, out,
+             kBatch, nullptr, "test");
+  std::vector<unsigned char> bytes = deviceOut.download();
+  std::vector<float> result =
+      intoF32 ? floatsOf(bytes) : halfFloatsOf(bytes, dtype);
+  // bf16 keeps 8 bits of mantissa, f16 11; in f32, f32 rounding.
+  double ulp = intoF32 ? 1e-6 : dtype == DType::BF16 ? 1.0 / 256 : 1.0 / 2048;
+  float gap = intoF32 ? kGap
+              : dtype == DType::BF16 ? roundToBF16(kGap)
+                                     : roundToF16(kGap);
+  EXPECT_LT(relativeError(expected, result, gap), 4 * ulp) << dtypeName(dtype);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Dtypes, DeviceGemm16Bit,
+    testing::Combine(testing::Values(DType::BF16, DType::F16), testing::Bool(),
+                     testing::Bool()),
+    [](const testing::TestParamInfo<std::tuple<DType, bool, bool>> &info) {
+      return std::string(dtypeName(std::get<0>(info.param))) +
+             (std::get<1>(info.param) ? "IntoF32" : "") +
+             (std::get<2>(info.param) ? "BT" : "");
+    });
+
 TEST(DeviceGemmTest, WithoutAnInnerDimensionTheResultIsBetaCOrZero) {
   SKIP_WITHOUT_CUDA_DEVICE();
   Batch c(kM, kN, 1, 3);
@@ -252,10 +344,21 @@ TEST(DeviceGemmTest, ACopyMovesEveryMembersBits) {
                 expected.begin() + m * stride);
   DeviceBytes from(bytesOf(source));
   DeviceBytes to(bytesOf(std::vector<float>(source.size(), kGap)));
-  deviceCopy(static_cast<float *>(to.data),
-             static_cast<const float *>(from.data), count, stride, kBatch,
-             nullptr);
+  deviceCopy({from.data, 1, count, stride}, {to.data, 1, count, stride},
+             kBatch, nullptr);
   EXPECT_EQ(to.download(), bytesOf(expected));
+
+  // 16-bit elements too: NaN payloads and all, by their bits.
+  for (DType dtype : {DType::BF16, DType::F16}) {
+    std::vector<unsigned char> halfSource = halfBytesOf(source, dtype);
+    std::vector<unsigned char> halfExpected = halfBytesOf(expected, dtype);
+    DeviceBytes halfFrom(halfSource);
+    DeviceBytes halfTo(halfBytesOf(std::vector<float>(source.size(), kGap),
+                                   dtype));
+    deviceCopy({halfFrom.data, count, 1, stride, dtype},
+               {halfTo.data, count, 1, stride, dtype}, kBatch, nullptr);
+    EXPECT_EQ(halfTo.download(), halfExpected) << dtypeName(dtype);
+  }
 }
 
 TEST(DeviceGemmTest, AProductACopyAndARoundingReplayFromAGraph) {
@@ -278,7 +381,7 @@ TEST(DeviceGemmTest, AProductACopyAndARoundingReplayFromAGraph) {
   DeviceMatrices out = c.on(deviceOut);
   deviceGemm(blas, a.on(deviceA), false, b.on(deviceB), true, kAlpha, &out,
              kBeta, out, kBatch, stream, "test");
-  deviceCopy(copied, out.data, kM * kN, c.stride, kBatch, stream);
+  deviceCopy(out, {copied, kM, kN, c.stride}, kBatch, stream);
   deviceRound(copied, kM * kN, c.stride, kBatch, DType::BF16, stream);
   cudaGraph_t graph = nullptr;
   OPTGEN_CUDA_CHECK(cudaStreamEndCapture(stream, &graph), "test capture");
@@ -339,14 +442,43 @@ TEST(DeviceGemmTest, ShapesThatDoNotMultiplyAreErrors) {
             "test: a batch of -1 matrix products");
   DeviceMatrices negative{fake(0), 5, -7, 35};
   EXPECT_EQ(gemmError(negative, b, false, nullptr, out),
-            "test: matrices of 5x-7, 35 floats apart");
+            "test: matrices of 5x-7, 35 elements apart");
+}
+
+TEST(DeviceGemmTest, DtypesThatDoNotMultiplyAreErrors) {
+  DeviceMatrices a{fake(0), 5, 7, 35, DType::BF16};
+  DeviceMatrices b{fake(200), 7, 4, 28, DType::F32};
+  DeviceMatrices out{fake(400), 5, 4, 20, DType::F32};
+  const std::string rule = ": the operands hold one of F32, BF16 and F16, the "
+                           "result theirs or F32, and what it accumulates the "
+                           "result's";
+  EXPECT_EQ(gemmError(a, b, false, nullptr, out),
+            "test: a product of BF16 and F32 matrices into F32" + rule);
+  b.dtype = DType::BF16;
+  DeviceMatrices halfOut{fake(400), 5, 4, 20, DType::F16};
+  EXPECT_EQ(gemmError(a, b, false, nullptr, halfOut),
+            "test: a product of BF16 and BF16 matrices into F16" + rule);
+  DeviceMatrices c{fake(600), 5, 4, 20, DType::BF16};
+  EXPECT_EQ(gemmError(a, b, false, &c, out),
+            "test: a product of BF16 and BF16 matrices into F32 accumulating "
+            "BF16" +
+                rule);
+  DeviceMatrices doubles{fake(0), 5, 7, 35, DType::F64};
+  EXPECT_EQ(gemmError(doubles, doubles, false, nullptr, out),
+            "test: a product of F64 and F64 matrices into F32" + rule);
+  // bf16 into bf16 or f32 passes the checks (the empty DeviceBlas stops it).
+  const std::string passed = "test: 3 matrix products of 5x7 and 7x4 into "
+                             "5x4: no cuBLASLt handle (an empty DeviceBlas)";
+  EXPECT_EQ(gemmError(a, b, false, nullptr, out), passed);
+  DeviceMatrices bfOut{fake(400), 5, 4, 20, DType::BF16};
+  EXPECT_EQ(gemmError(a, b, false, &c, bfOut), passed);
 }
 
 TEST(DeviceGemmTest, AResultThatOverlapsWhatItIsComputedFromIsAnError) {
   DeviceMatrices a{fake(0), 5, 7, 35}, b{fake(200), 7, 4, 28};
   const std::string product = "test: 3 matrix products of 5x7 and 7x4 into 5x4";
   EXPECT_EQ(gemmError(a, b, false, nullptr, {fake(400), 5, 4, 19}),
-            product + ", 19 floats apart: results overlap");
+            product + ", 19 elements apart: results overlap");
   EXPECT_EQ(gemmError(a, b, false, nullptr, {fake(0), 5, 4, 20}),
             product + ": the result overlaps an operand it is computed from");
   // b's last element is at 283.
@@ -382,19 +514,28 @@ TEST(DeviceGemmTest, MembersInterleavedInOneWorkspacePassTheChecks) {
 
 TEST(DeviceGemmTest, CopiesAndRoundingsOfOverlappingMembersAreErrors) {
   try {
-    deviceCopy(fake(0), fake(100), 10, 8, 3, nullptr);
+    deviceCopy({fake(0), 2, 5, 8}, {fake(100), 2, 5, 10}, 3, nullptr);
     FAIL() << "no Error";
   } catch (const Error &error) {
     EXPECT_EQ(std::string(error.what()),
-              "copying 3 members of 10 floats, 8 apart: members must be "
+              "copying 3 members of 10 F32 elements, 8 apart: members must be "
               "distinct memory, none of a negative size");
+  }
+  try {
+    deviceCopy({fake(0), 2, 5, 10}, {fake(100), 2, 5, 10, DType::BF16}, 3,
+               nullptr);
+    FAIL() << "no Error";
+  } catch (const Error &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "copying 2x5 F32 matrices into 2x5 BF16 ones: a copy keeps the "
+              "shape and the dtype (F32, BF16 or F16)");
   }
   try {
     deviceRound(fake(0), 10, 12, 3, DType::F32, nullptr);
     FAIL() << "no Error";
   } catch (const Error &error) {
     EXPECT_EQ(std::string(error.what()),
-              "rounding 3 members of 10 floats, 12 apart to F32: floats "
+              "rounding 3 members of 10 F32 elements, 12 apart to F32: floats "
               "round to BF16 or F16");
   }
 }

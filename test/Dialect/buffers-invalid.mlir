@@ -1,6 +1,6 @@
 // RUN: %optgen-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{a slot stores f32 or f64, not 'i64'}}
+// expected-error @+1 {{a slot stores f32, f64, bf16 or f16, not 'i64'}}
 optgen.optimizer @o attributes {x = #optgen.slot<[m], i64>} {
 }
 

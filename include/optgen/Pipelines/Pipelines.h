@@ -69,14 +69,16 @@ struct ExecutablePipelineOptions
   Option<bool> device{
       *this, "device",
       llvm::cl::desc("Kernels run on a device (a GPU target): their scalars "
-                     "and partial sums get workspace memory"),
+                     "and partial sums get workspace memory, and bf16 and "
+                     "f16 tensors are stored as their own type"),
       llvm::cl::init(false)};
 };
 
 /// optgen-lower-to-executable: names each reduction's accumulator type, lays
 /// out each rule's hyperparameters (optgen-assign-hyper-offsets) and gives
-/// every tensor value its buffer (optgen-assign-buffers); for a device, every
-/// kernel scalar too (optgen-assign-device-scalars).
+/// every tensor value its buffer (optgen-assign-buffers); for a device,
+/// 16-bit tensors in 16-bit slots (narrow-storage) and every kernel scalar a
+/// slot too (optgen-assign-device-scalars).
 void buildLowerToExecutablePipeline(mlir::OpPassManager &pm,
                                     const ExecutablePipelineOptions &options);
 

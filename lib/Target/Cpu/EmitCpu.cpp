@@ -1003,6 +1003,13 @@ LogicalResult RuleEmitter::emitRule(RuleOp rule) {
   if (!rule->getAttrOfType<ArrayAttr>("optgen.workspace"))
     return rule.emitError("the CPU emitter needs the rule's buffers; run "
                           "--optgen-assign-buffers first");
+  for (Attribute slot : rule->getAttrOfType<ArrayAttr>("optgen.workspace")) {
+    Type storage = cast<SlotAttr>(slot).getStorage();
+    if (storage.isBF16() || storage.isF16())
+      return rule.emitError("the CPU emitter stores tensors as f32, not ")
+             << storage << "; run --optgen-assign-buffers without "
+                           "narrow-storage";
+  }
   std::string ident = legalIdentifier(rule.getSymName());
   std::optional<FileLineColLoc> file = fileLocation(rule.getLoc());
   os << "// Rule '" << commentText(rule.getSymName()) << "', "
@@ -1195,8 +1202,11 @@ std::string slotElements(SymbolicTensorType type, SymbolicTensorType param) {
   return known == 1 ? text : std::to_string(known) + " * " + text;
 }
 
-/// The rule's workspace layout (offsets of its slots, f64 slots first so
-/// they are 8-byte aligned) and the size the runtime allocates.
+/// The rule's workspace layout (offsets of its slots, in floats) and the
+/// size the runtime allocates. Every slot starts 16 bytes aligned, the
+/// width of a vector load and what cuBLASLt's tensor-core products want of
+/// their operands; f64 slots come first (the rest of the alignment is the
+/// runtime's: a member's workspace starts 256-byte aligned).
 void emitWorkspace(RuleOp rule, raw_ostream &os) {
   std::string ident = legalIdentifier(rule.getSymName());
   auto slots = rule->getAttrOfType<ArrayAttr>("optgen.workspace");
@@ -1212,24 +1222,32 @@ void emitWorkspace(RuleOp rule, raw_ostream &os) {
   }
   os << ".\n";
   os << "// Slot offsets for a parameter seen as rows x cols (f64 slots "
-        "first, 8-byte\n// aligned); returns the total.\n";
+        "first, each slot\n// 16-byte aligned); returns the total.\n";
   std::string body;
   for (bool wide : {true, false})
     for (auto [index, slot] : llvm::enumerate(slots)) {
       auto type = cast<SlotAttr>(slot);
-      if (type.getStorage().isF64() != wide)
+      Type storage = type.getStorage();
+      if (storage.isF64() != wide)
         continue;
       std::string elements = slotElements(type.getShape(), param);
       std::string extent = describeType(type.getShape());
+      std::string storageName;
+      llvm::raw_string_ostream(storageName) << storage;
       body += "  offsets[" + std::to_string(index) + "] = at; // " +
-              extent.substr(0, extent.rfind(' ')) + " " +
-              (wide ? "f64" : "f32") + "\n";
-      // An f64 element takes two floats.
-      if (wide)
-        elements = llvm::all_of(elements, llvm::isDigit)
-                       ? std::to_string(2 * std::stoll(elements))
-                       : "2 * (" + elements + ")";
-      body += "  at += " + elements + ";\n";
+              extent.substr(0, extent.rfind(' ')) + " " + storageName + "\n";
+      // Elements per 16 bytes, and per float.
+      int64_t bytes = storage.getIntOrFloatBitWidth() / 8;
+      int64_t perVector = 16 / bytes;
+      if (llvm::all_of(elements, llvm::isDigit)) {
+        int64_t count = std::stoll(elements);
+        body += "  at += " +
+                std::to_string((count + perVector - 1) / perVector * 4) +
+                ";\n";
+        continue;
+      }
+      body += "  at += (" + elements + " + " + std::to_string(perVector - 1) +
+              ") / " + std::to_string(perVector) + " * 4;\n";
     }
   // Unnamed when no slot's size depends on them (no unused parameters).
   auto uses = [&](StringRef word) {

@@ -126,8 +126,8 @@ private:
 
   /// The pointer to `buffer`'s memory for the current member, in a kernel.
   std::string pointerOf(BufferAttr buffer);
-  /// The element type memory of `buffer` holds: float, or double for an
-  /// f64 workspace slot.
+  /// The element type memory of `buffer` holds: float, or a workspace
+  /// slot's storage (double, __nv_bfloat16, __half).
   std::string storageOf(BufferAttr buffer);
 
   LogicalResult emitKernel(KernelOp kernel, unsigned index);
@@ -405,20 +405,48 @@ std::string CudaRuleEmitter::pointerOf(BufferAttr buffer) {
     return "call.grads[member]";
   case BufferKind::state:
     return "call.states[call.members * " + index + " + member]";
-  case BufferKind::workspace:
-    if (storageOf(buffer) == "double")
-      return "reinterpret_cast<double *>(workspace + slots.at[" + index +
-             "])";
+  case BufferKind::workspace: {
+    std::string storage = storageOf(buffer);
+    if (storage != "float")
+      return "reinterpret_cast<" + storage + " *>(workspace + slots.at[" +
+             index + "])";
     return "(workspace + slots.at[" + index + "])";
+  }
   }
   return "";
 }
 
 std::string CudaRuleEmitter::storageOf(BufferAttr buffer) {
-  if (buffer.getKind() == BufferKind::workspace &&
-      cast<SlotAttr>(workspace[buffer.getIndex()]).getStorage().isF64())
+  if (buffer.getKind() != BufferKind::workspace)
+    return "float";
+  Type storage = cast<SlotAttr>(workspace[buffer.getIndex()]).getStorage();
+  if (storage.isF64())
     return "double";
+  if (storage.isBF16())
+    return "__nv_bfloat16";
+  if (storage.isF16())
+    return "__half";
   return "float";
+}
+
+/// `element`, an element of memory holding `storage` (storageOf), as a
+/// float.
+std::string loadedAs(StringRef storage, const std::string &element) {
+  if (storage == "__nv_bfloat16")
+    return "__bfloat162float(" + element + ")";
+  if (storage == "__half")
+    return "__half2float(" + element + ")";
+  return "static_cast<float>(" + element + ")";
+}
+
+/// `value`, a float, as an element of memory holding `storage`: exact for
+/// a value of the storage's type (held rounded in f32).
+std::string storedAs(StringRef storage, const std::string &value) {
+  if (storage == "__nv_bfloat16")
+    return "__float2bfloat16_rn(" + value + ")";
+  if (storage == "__half")
+    return "__float2half_rn(" + value + ")";
+  return value;
 }
 
 /// A kernel's body printed as statements (StatementPrinter) with the
@@ -952,10 +980,9 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
         at = ptr + "[j]";
       else
         at = ptr + "[i * " + c + " + j]";
-      std::string value = "static_cast<float>(" + at + ")";
       if (getElementTypeOrSelf(type).isInteger(1))
         return "(" + at + " != 0.0f)";
-      return value;
+      return loadedAs(storageOf(getBuffer(v)), at);
     };
     // Every pointer this launch reads or writes, declared before its loop.
     for (Value input : inputs)
@@ -964,11 +991,16 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
                    llvm::is_contained(mine, dyn_cast<ReduceOp>(user));
           }))
         pointerFor(getBuffer(input));
-    SmallVector<std::pair<Value, std::string>> stores; // value, pointer
+    struct Store {
+      Value value;
+      std::string pointer, storage;
+    };
+    SmallVector<Store> stores;
     if (pass == Pass::Space)
       for (auto [value, buffer] : llvm::zip(yield.getValues(), buffers))
         if (!value.getDefiningOp<ReduceOp>() && isTensor(value))
-          stores.push_back({value, pointerFor(cast<BufferAttr>(buffer))});
+          stores.push_back({value, pointerFor(cast<BufferAttr>(buffer)),
+                            storageOf(cast<BufferAttr>(buffer))});
 
     SmallVector<std::string> accs;
     for (ReduceOp reduce : mine) {
@@ -1046,11 +1078,12 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
     }
     // Stores last: a result written in place must not clobber an input
     // element that a later op of this element still reads.
-    for (auto [value, pointer] : stores) {
-      std::string v = elementOf(value);
-      if (getElementTypeOrSelf(value.getType()).isInteger(1))
+    for (const Store &store : stores) {
+      std::string v = elementOf(store.value);
+      if (getElementTypeOrSelf(store.value.getType()).isInteger(1))
         v = "(" + v + " ? 1.0f : 0.0f)";
-      p.line() << pointer << "[i * C + j] = " << v << ";\n";
+      p.line() << store.pointer << "[i * C + j] = " << storedAs(store.storage, v)
+               << ";\n";
     }
     --p.indent;
     p.line() << "}\n";
@@ -1081,20 +1114,24 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
         break;
       }
       case Pass::Rows: {
-        std::string out = pointerFor(cast<BufferAttr>(
-            buffers[cast<OpResult>(resultOf(reduce)).getResultNumber()]));
+        auto buffer = cast<BufferAttr>(
+            buffers[cast<OpResult>(resultOf(reduce)).getResultNumber()]);
+        std::string out = pointerFor(buffer);
         p.line() << acc << " = optgen::runtime::blockReduce<" << kBlockThreads
                  << ">(" << acc << ", " << combine(reduce) << "());\n";
         p.line() << "if (threadIdx.x == 0)\n";
-        p.line() << "  " << out << "[i] = " << finish(reduce, acc, "C")
+        p.line() << "  " << out << "[i] = "
+                 << storedAs(storageOf(buffer), finish(reduce, acc, "C"))
                  << ";\n";
         break;
       }
       case Pass::Cols: {
-        std::string out = pointerFor(cast<BufferAttr>(
-            buffers[cast<OpResult>(resultOf(reduce)).getResultNumber()]));
+        auto buffer = cast<BufferAttr>(
+            buffers[cast<OpResult>(resultOf(reduce)).getResultNumber()]);
+        std::string out = pointerFor(buffer);
         p.line() << "if (j < C)\n";
-        p.line() << "  " << out << "[j] = " << finish(reduce, acc, "R")
+        p.line() << "  " << out << "[j] = "
+                 << storedAs(storageOf(buffer), finish(reduce, acc, "R"))
                  << ";\n";
         break;
       }
@@ -1190,13 +1227,17 @@ void CudaRuleEmitter::emitStoreKernels() {
           "call.workspacePerMember;\n";
     os << "  static_cast<void>(workspace);\n";
     os << "  static_cast<void>(slots);\n";
-    os << "  const float *const from = " << pointerOf(getBuffer(value))
-       << ";\n";
+    std::string storage = storageOf(getBuffer(value));
+    os << "  const " << storage << " *const from = "
+       << pointerOf(getBuffer(value)) << ";\n";
     os << "  float *const to = " << pointerOf(home) << ";\n";
     os << "  for (int64_t k = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; "
           "k < count;\n";
     os << "       k += int64_t{gridDim.x} * blockDim.x)\n";
-    os << "    to[k] = from[k];\n";
+    os << "    to[k] = "
+       << (storage == "float" ? std::string("from[k]")
+                              : loadedAs(storage, "from[k]"))
+       << ";\n";
     os << "}\n\n";
   }
 }
@@ -1349,9 +1390,16 @@ void CudaRuleEmitter::emitLaunch() {
 
 std::string CudaRuleEmitter::matricesOf(Value value) {
   auto [rows, cols] = rowsCols(cast<SymbolicTensorType>(value.getType()));
-  return "{call.workspace + slots.at[" +
-         std::to_string(getBuffer(value).getIndex()) + "], " + rows + ", " +
-         cols + ", call.workspacePerMember}";
+  std::string at = "{call.workspace + slots.at[" +
+                   std::to_string(getBuffer(value).getIndex()) + "], " + rows +
+                   ", " + cols + ", ";
+  std::string storage = storageOf(getBuffer(value));
+  if (storage == "float")
+    return at + "call.workspacePerMember}";
+  // Members are workspacePerMember floats apart: twice as many 16-bit
+  // elements.
+  return at + "2 * call.workspacePerMember, optgen::runtime::DType::" +
+         (storage == "__half" ? "F16" : "BF16") + "}";
 }
 
 void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
@@ -1369,11 +1417,8 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
   auto copy = [&](Value from, Value to) {
     if (getBuffer(from) == getBuffer(to))
       return;
-    auto [rows, cols] = rowsCols(cast<SymbolicTensorType>(to.getType()));
-    line() << "optgen::runtime::deviceCopy(call.workspace + slots.at["
-           << getBuffer(to).getIndex() << "], call.workspace + slots.at["
-           << getBuffer(from).getIndex() << "], " << rows << " * " << cols
-           << ", call.workspacePerMember, call.members, call.stream);\n";
+    line() << "optgen::runtime::deviceCopy(" << matricesOf(from) << ", "
+           << matricesOf(to) << ", call.members, call.stream);\n";
   };
   for (Operation &op : block) {
     if (hostOps.contains(&op)) {
@@ -1497,8 +1542,11 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
              << scale(gemm.getBeta(), "0.0f") << ", " << out
              << ", call.members, call.stream, "
              << cppString("the product at " + where) << ");\n";
+      // A 16-bit product held in f32 is rounded as the spec's type says
+      // (one stored as its type was rounded by cuBLASLt).
       Type element = getElementTypeOrSelf(gemm.getType());
-      if (element.isBF16() || element.isF16())
+      if ((element.isBF16() || element.isF16()) &&
+          storageOf(getBuffer(gemm)) == "float")
         line() << "  optgen::runtime::deviceRound(" << out << ".data, " << out
                << ".rows * " << out << ".cols, " << out
                << ".stride, call.members, "
@@ -1532,10 +1580,20 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
       }
       emitHostBlock(body, indent + 1);
       auto yield = cast<YieldOp>(body.getTerminator());
+      // A double-buffered value (optgen.next_buffers) was made in the other
+      // slot: the two slots trade places for the launches that follow.
+      auto next = loop->getAttrOfType<ArrayAttr>("optgen.next_buffers");
       ++indent;
-      for (auto [value, result] :
-           llvm::zip(yield.getValues(), loop.getResults()))
+      for (auto [index, value, result] : llvm::enumerate(
+               yield.getValues(), loop.getResults())) {
+        auto made = next ? dyn_cast<BufferAttr>(next[index]) : BufferAttr();
+        if (made && made == getBuffer(value)) {
+          line() << "std::swap(slots.at[" << made.getIndex() << "], slots.at["
+                 << getBuffer(result).getIndex() << "]);\n";
+          continue;
+        }
         copy(value, result);
+      }
       --indent;
       line() << "}\n";
       continue;

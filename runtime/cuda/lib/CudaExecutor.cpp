@@ -9,6 +9,7 @@
 #include "optgen/runtime/Error.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -83,29 +84,67 @@ private:
   int device_, previous_ = -1;
 };
 
-struct Unit {
-  const StepUnit *spec = nullptr;
+/// Where a unit is in the step; the primitives move it along (as the host
+/// executor's units go).
+enum class Phase { Idle, Reducing, Reduced, Computed, Gathering, Done };
+
+/// Copies of one pair of dtypes, listed in the tables (device memory).
+struct CopyList {
+  DType from = DType::F32, to = DType::F32;
+  const StagingCopy *copies = nullptr;
+  int count = 0;
+  int64_t maxCount = 0;
+};
+
+/// One launch of one rule over some of a unit's members (those this rank
+/// steps of one rule and group, and of one shape unless the rule is
+/// elementwise): a Local or Owned unit has one, a Small or Flat unit one
+/// per rule and group it packs.
+struct Launch {
   const RuleSpec *rule = nullptr;
-  /// "unit 3 (local)", for the order of the primitives; `about` adds the
-  /// rule and the parameters, for what goes wrong in them.
-  std::string name, about;
-  /// The members' one shape; empty when an elementwise rule's members
-  /// differ (`common` false).
+  /// What goes wrong in it names these: "unit 3 (rule 'adamw' on
+  /// parameters 'a', 'b')".
+  std::string about;
+  /// Indices into the unit's members (StepUnit::params).
+  std::vector<size_t> members;
+  /// The members' one shape; empty when they differ (`common` false: an
+  /// elementwise rule's members, or parts of members).
   std::vector<int64_t> shape;
   bool common = true;
   DeviceCall call;
-  /// The bf16 widened before the rule and narrowed after it (device
-  /// memory), the longest `staged` elements.
-  const StagingCopy *widen = nullptr, *narrow = nullptr;
-  int widenCount = 0, narrowCount = 0;
-  int64_t staged = 0;
-  bool computed = false;
 };
 
-/// Where a unit's tables start in the tables' block, in bytes.
-struct TableOffsets {
-  size_t params, grads, states, numels, widen, narrow;
+struct Unit {
+  const StepUnit *spec = nullptr;
+  /// "unit 3 (local)", for the order of the primitives.
+  std::string name;
+  std::vector<Launch> launches;
+  /// Around the launches: bf16 widened to f32 staging before, narrowed
+  /// back after; then (Flat, Owned) this rank's updated parts into `part`.
+  std::vector<CopyList> widen, narrow, gatherIn;
+  /// The distributed step: every member's gradient into `packed` before a
+  /// reduction, and (Flat, Owned) every member's update out of it after
+  /// the all-gather.
+  std::vector<CopyList> pack, unpack;
+  /// Per member, where it starts in the packed order (elements).
+  std::vector<int64_t> offsets;
+  /// In the collectives' arena (bytes): `packed`, the reduction's input
+  /// (Small: in place) and the all-gather's output, of which the first
+  /// packedUsed bytes are members' and the rest padding; `part`, this
+  /// rank's part (Flat, Owned).
+  size_t packedAt = 0, packedBytes = 0, packedUsed = 0, partAt = 0,
+         partBytes = 0;
+  Phase phase = Phase::Idle;
+  RequestPtr reduction, gather;
 };
+
+/// Where a launch's tables start in the tables' block, in bytes.
+struct TableOffsets {
+  size_t params, grads, states, numels;
+};
+
+/// A primitive of a step, as the captured step saw them.
+enum class Primitive { AllReduce, ReduceScatter, AllGather, Wait, Compute };
 
 class CudaExecutorImpl final : public CudaExecutor {
 public:
@@ -122,8 +161,8 @@ public:
   void readState(size_t param, size_t state, float *values) const override;
   void writeState(size_t param, size_t state, const float *values) override;
   int64_t stateBytes() const override { return stateBytes_; }
-  int64_t bytesSent() const override { return 0; }
-  int64_t bytesReceived() const override { return 0; }
+  int64_t bytesSent() const override { return sent_; }
+  int64_t bytesReceived() const override { return received_; }
   void setStream(cudaStream_t stream) override;
   void setGraphs(bool enabled) override;
   int64_t captures() const override { return captures_; }
@@ -136,23 +175,36 @@ private:
   /// touching a device: memory tagged for another device, a dtype, memory
   /// misaligned for its dtype, a rule compiled for the host.
   void checkParams() const;
-  /// Names the unit and finds its rule and shape. Throws Error for a unit
-  /// of the distributed step, and for one that is not one launch of one
-  /// rule.
+  /// Names the unit and splits the members this rank steps into launches.
   void planUnit(size_t index);
   /// Throws Error unless `view` is memory of the executor's device.
   void checkResidence(size_t param, const TensorView &view,
                       const char *what) const;
   void allocate();
+  /// The distributed step's collectives are on the stream's timeline: the
+  /// communicator orders them after what the stream queued before and
+  /// before what it queues after their wait().
+  void bindCommunicator();
   /// The unit `index`, after checking that it exists.
   Unit &unit(int index, const char *what);
+  /// Throws Error (through fail()) unless `unit` is in `phase`.
+  void expectPhase(const Unit &unit, Phase phase, const char *what);
   /// Ends the step's capture (if one is open) and throws Error: a failed
   /// step must not leave the stream capturing.
   [[noreturn]] void fail(const std::string &message);
   /// Ends an open capture, dropping what it captured.
   void abandonCapture() noexcept;
+  /// Whether the primitive's device work is to be enqueued now: not when
+  /// the step replays its graph, where it checks that the primitive comes
+  /// where it came in the captured step. Records it while capturing.
+  bool enqueues(Primitive primitive, int index);
   /// The unit's device work, on the stream (captured or not).
   void enqueue(const Unit &unit);
+  void enqueueCopies(const std::vector<CopyList> &lists, const Unit &unit,
+                     const char *what);
+  /// Every member's gradient into the unit's packed buffer, padding zeroed.
+  void pack(const Unit &unit);
+  void count(const Unit &unit, ScheduleOp::Kind collective);
   bool replaying() const { return graph_ && !capturing_; }
   /// Drops the captured graph (freed once a launch in flight completes).
   void dropGraph() noexcept;
@@ -162,18 +214,24 @@ private:
   cudaStream_t streamFor(cudaStream_t stream) const {
     return stream == nullptr || stream == cudaStreamLegacy ? own_ : stream;
   }
+  bool distributed() const {
+    return std::any_of(units_.begin(), units_.end(), [](const Unit &unit) {
+      return unit.spec->kind != UnitKind::Local;
+    });
+  }
 
   ExecutorSetup setup_;
   std::vector<Unit> units_;
   int device_ = -1; ///< the device, from prepare() on
-  /// Per parameter, per state, its slice of the state arena.
+  /// Per parameter, per state, its slice of the state arena (none for a
+  /// parameter this rank steps nothing of).
   std::vector<std::vector<float *>> stateOf_;
   int64_t stateBytes_ = 0;
-  DeviceBuffer states_, staging_, workspace_, tables_, values_;
+  DeviceBuffer states_, staging_, workspace_, tables_, values_, collectives_;
 
   /// Hyperparameters then step counts, as values_ holds them: each group's
   /// array (where it is copied from, and its doubles) and, per parameter,
-  /// where its step count goes (its unit's members are consecutive).
+  /// where its step count goes (a launch's members are consecutive).
   struct HyperArray {
     const double *from;
     size_t at, length;
@@ -200,12 +258,13 @@ private:
   bool graphs_ = true;
   bool capturing_ = false;
   cudaGraphExec_t graph_ = nullptr;
-  /// The units in the order the captured step computed them, and how many
-  /// of them this step has computed.
-  std::vector<int> captured_;
+  /// The primitives in the order the captured step called them, and how
+  /// many of them this step has called.
+  std::vector<std::pair<Primitive, int>> captured_;
   size_t replayed_ = 0;
   /// Graphs captured (and instantiated) so far.
   int64_t captures_ = 0;
+  int64_t sent_ = 0, received_ = 0;
 };
 
 CudaExecutorImpl::CudaExecutorImpl() {
@@ -222,6 +281,10 @@ CudaExecutorImpl::~CudaExecutorImpl() {
   cudaGetDevice(&previous);
   cudaSetDevice(device_);
   abandonCapture();
+  for (Unit &unit : units_) { // their events, before the streams go
+    unit.reduction.reset();
+    unit.gather.reset();
+  }
   if (stream_)
     cudaStreamSynchronize(stream_); // nothing may run on what is freed
   dropGraph();
@@ -229,8 +292,8 @@ CudaExecutorImpl::~CudaExecutorImpl() {
     cudaEventDestroy(order_);
   if (own_)
     cudaStreamDestroy(own_);
-  for (DeviceBuffer *buffer :
-       {&states_, &staging_, &workspace_, &tables_, &values_})
+  for (DeviceBuffer *buffer : {&states_, &staging_, &workspace_, &tables_,
+                               &values_, &collectives_})
     buffer->release();
   blas_ = DeviceBlas(); // while its device is current
   if (previous >= 0)
@@ -264,57 +327,83 @@ void CudaExecutorImpl::checkParams() const {
 
 void CudaExecutorImpl::planUnit(size_t index) {
   Unit &unit = units_[index];
-  unit.spec = &setup_.schedule->units[index];
-  const std::vector<size_t> &members = unit.spec->params;
+  const StepUnit &spec = setup_.schedule->units[index];
+  unit.spec = &spec;
   unit.name = "unit " + std::to_string(index) + " (" +
-              unitKindName(unit.spec->kind) + ")";
-  if (members.empty())
+              unitKindName(spec.kind) + ")";
+  if (spec.params.empty())
     throw Error(unit.name + " has no parameters");
-  size_t first = members[0];
-  if (unit.spec->kind != UnitKind::Local)
-    throw Error("parameter '" + paramName(first) + "' is in " + unit.name +
-                " of the distributed (ZeRO-2) step; the distributed CUDA "
-                "step is not built yet (step on one rank, or without "
-                "`distribute zero2`)");
-  unit.rule = setup_.params[first].rule;
-  unit.shape = setup_.schedule->params[first].shape;
-  std::string names;
-  for (size_t k = 0; k < members.size() && k < 3; ++k)
-    names += (k ? ", '" : "'") + paramName(members[k]) + "'";
-  if (members.size() > 3)
-    names += " and " + std::to_string(members.size() - 3) + " more";
-  unit.about = "unit " + std::to_string(index) + " (rule '" + unit.rule->name +
-               "' on parameter" + (members.size() > 1 ? "s " : " ") + names +
-               ")";
-  // One launch: one rule, one group's hyperparameters, and, unless the
-  // rule is elementwise, one shape.
-  for (size_t p : members) {
+  int rank = setup_.rank;
+  // The members this rank steps, each with the first of its launch's: one
+  // rule, one group's hyperparameters, and, unless the rule is
+  // elementwise, one shape.
+  for (size_t k = 0; k < spec.params.size(); ++k) {
+    size_t p = spec.params[k];
+    bool here = spec.kind == UnitKind::Local ||
+                spec.kind == UnitKind::Small ||
+                (spec.kind == UnitKind::Flat &&
+                 spec.ranges[rank][k].length > 0) ||
+                (spec.kind == UnitKind::Owned && spec.owners[k] == rank);
+    if (!here)
+      continue;
     const ExecutorParam &param = setup_.params[p];
-    if (param.rule != unit.rule)
-      throw Error("parameter '" + paramName(p) + "' runs rule '" +
-                  param.rule->name + "', but parameter '" + paramName(first) +
-                  "' of the same " + unit.name + " runs rule '" +
-                  unit.rule->name +
-                  "'; the CUDA executor launches one rule per unit");
-    if (param.hypers != setup_.params[first].hypers)
-      throw Error("parameters '" + paramName(first) + "' and '" + paramName(p) +
-                  "' of " + unit.name +
-                  " are in different groups; the CUDA executor launches a "
-                  "unit with one group's hyperparameters");
     const std::vector<int64_t> &shape = setup_.schedule->params[p].shape;
-    if (shape != unit.shape) {
-      if (!unit.rule->elementwise)
-        throw Error("parameter '" + paramName(p) + "' has shape " +
-                    formatShape(shape) + ", but parameter '" +
+    auto fits = [&](const Launch &launch) {
+      const ExecutorParam &first =
+          setup_.params[spec.params[launch.members[0]]];
+      return first.rule == param.rule && first.hypers == param.hypers &&
+             (param.rule->elementwise ||
+              setup_.schedule->params[spec.params[launch.members[0]]].shape ==
+                  shape);
+    };
+    auto launch = std::find_if(unit.launches.begin(), unit.launches.end(),
+                               fits);
+    if (launch == unit.launches.end() && !unit.launches.empty() &&
+        (spec.kind == UnitKind::Local || spec.kind == UnitKind::Owned)) {
+      // A Local or Owned unit is a bucket: one launch.
+      const Launch &bucket = unit.launches[0];
+      size_t first = spec.params[bucket.members[0]];
+      if (param.rule != bucket.rule)
+        throw Error("parameter '" + paramName(p) + "' runs rule '" +
+                    param.rule->name + "', but parameter '" +
                     paramName(first) + "' of the same " + unit.name +
-                    " has shape " + formatShape(unit.shape) + "; rule '" +
-                    unit.rule->name +
-                    "' is not elementwise, so it steps members of one shape");
-      unit.common = false;
+                    " runs rule '" + bucket.rule->name +
+                    "'; the CUDA executor launches one rule per unit");
+      if (param.hypers != setup_.params[first].hypers)
+        throw Error("parameters '" + paramName(first) + "' and '" +
+                    paramName(p) + "' of " + unit.name +
+                    " are in different groups; the CUDA executor launches a "
+                    "unit with one group's hyperparameters");
+      throw Error("parameter '" + paramName(p) + "' has shape " +
+                  formatShape(shape) + ", but parameter '" + paramName(first) +
+                  "' of the same " + unit.name + " has shape " +
+                  formatShape(bucket.shape) + "; rule '" + bucket.rule->name +
+                  "' is not elementwise, so it steps members of one shape");
     }
+    if (launch == unit.launches.end()) {
+      unit.launches.push_back(Launch{});
+      launch = unit.launches.end() - 1;
+      launch->rule = param.rule;
+      launch->shape = shape;
+    }
+    launch->members.push_back(k);
+    // Flat parts are rows of elements of their own lengths.
+    if (shape != launch->shape || spec.kind == UnitKind::Flat)
+      launch->common = false;
   }
-  if (!unit.common)
-    unit.shape.clear();
+  for (Launch &launch : unit.launches) {
+    if (!launch.common)
+      launch.shape.clear();
+    std::string names;
+    for (size_t i = 0; i < launch.members.size() && i < 3; ++i)
+      names += (i ? ", '" : "'") + paramName(spec.params[launch.members[i]]) +
+               "'";
+    if (launch.members.size() > 3)
+      names += " and " + std::to_string(launch.members.size() - 3) + " more";
+    launch.about = "unit " + std::to_string(index) + " (rule '" +
+                   launch.rule->name + "' on parameter" +
+                   (launch.members.size() > 1 ? "s " : " ") + names + ")";
+  }
 }
 
 void CudaExecutorImpl::checkResidence(size_t param, const TensorView &view,
@@ -342,7 +431,8 @@ void CudaExecutorImpl::prepare(const ExecutorSetup &setup) {
     throw Error("the CUDA executor is prepared once");
   setup_ = setup;
   checkParams();
-  units_.assign(setup_.schedule->units.size(), Unit{});
+  units_.clear();
+  units_.resize(setup_.schedule->units.size());
   for (size_t u = 0; u < units_.size(); ++u)
     planUnit(u);
   int device = -1;
@@ -354,58 +444,118 @@ void CudaExecutorImpl::prepare(const ExecutorSetup &setup) {
     checkResidence(p, setup_.params[p].grad, "the gradient of ");
   }
   allocate();
+  if (distributed())
+    bindCommunicator();
+}
+
+void CudaExecutorImpl::bindCommunicator() {
+  if (!setup_.communicator)
+    throw Error("the distributed CUDA step has no communicator");
+  try {
+    setup_.communicator->bindStream(stream_);
+  } catch (const Error &error) {
+    throw Error(std::string("the distributed CUDA step needs a communicator "
+                            "of device memory on streams (NCCL, or the "
+                            "in-process CUDA one), and this one is not: ") +
+                error.what());
+  }
 }
 
 void CudaExecutorImpl::allocate() {
   const std::vector<ExecutorParam> &params = setup_.params;
-  // Byte offsets first: the states in one arena (per unit, each state one
-  // [K, rows, cols] array), the staging and the workspace one unit's worth
-  // (units run one at a time on one stream).
-  std::vector<std::vector<size_t>> stateAt(units_.size());
-  std::vector<std::vector<std::pair<size_t, size_t>>> stageAt(units_.size());
-  size_t stateArena = 0, stagingBytes = 0, workspaceBytes = 0;
+  const std::vector<ScheduleParam> &scheduled = setup_.schedule->params;
+  int rank = setup_.rank;
+  // Byte offsets first: the states in one arena (per launch, each state
+  // one [K, rows, cols] array), each unit's collective buffers in another
+  // (a reduction may be in flight while other units compute), the staging
+  // and the workspace one unit's worth (units compute one at a time on one
+  // stream).
+  struct LaunchLayout {
+    std::vector<size_t> stateAt;
+    /// Per member, its parameter's and its gradient's f32 staging (bytes).
+    std::vector<std::pair<size_t, size_t>> stageAt;
+  };
+  std::vector<std::vector<LaunchLayout>> layouts(units_.size());
+  size_t stateArena = 0, stagingBytes = 0, workspaceBytes = 0,
+         collectiveArena = 0;
   for (size_t u = 0; u < units_.size(); ++u) {
     Unit &unit = units_[u];
-    const std::vector<size_t> &members = unit.spec->params;
-    for (size_t s = 0; s < unit.rule->states.size(); ++s) {
-      size_t elements = 0;
-      for (size_t p : members)
-        elements += static_cast<size_t>(params[p].stateRows[s] *
-                                        params[p].stateCols[s]);
-      stateAt[u].push_back(stateArena);
-      stateArena += alignUp(elements * sizeof(float));
-      stateBytes_ += static_cast<int64_t>(elements * sizeof(float));
+    const StepUnit &spec = *unit.spec;
+    size_t payloadSize = dtypeSize(spec.payload);
+    int64_t total = 0;
+    for (size_t p : spec.params) {
+      unit.offsets.push_back(total);
+      total += params[p].param.numel();
     }
-    size_t staged = 0;
-    for (size_t p : members) {
-      size_t bytes =
-          alignUp(static_cast<size_t>(params[p].param.numel()) * sizeof(float));
-      std::pair<size_t, size_t> at; // the parameter's, the gradient's
-      if (params[p].param.dtype == DType::BF16) {
-        at.first = staged;
-        staged += bytes;
+    unit.packedUsed = static_cast<size_t>(total) * payloadSize;
+    if (spec.kind == UnitKind::Small) {
+      unit.packedBytes = unit.packedUsed;
+    } else if (spec.kind == UnitKind::Flat || spec.kind == UnitKind::Owned) {
+      int64_t counted = 0;
+      for (int64_t count : spec.counts)
+        counted += count;
+      unit.packedBytes = static_cast<size_t>(counted) * payloadSize;
+      unit.partBytes = static_cast<size_t>(spec.counts[rank]) * payloadSize;
+    }
+    unit.packedAt = collectiveArena;
+    collectiveArena += alignUp(unit.packedBytes);
+    unit.partAt = collectiveArena;
+    collectiveArena += alignUp(unit.partBytes);
+
+    size_t staged = 0, unitWorkspace = 0;
+    for (Launch &launch : unit.launches) {
+      LaunchLayout layout;
+      for (size_t s = 0; s < launch.rule->states.size(); ++s) {
+        size_t elements = 0;
+        for (size_t k : launch.members) {
+          const ExecutorParam &param = params[spec.params[k]];
+          elements += static_cast<size_t>(param.stateRows[s] *
+                                          param.stateCols[s]);
+        }
+        layout.stateAt.push_back(stateArena);
+        stateArena += alignUp(elements * sizeof(float));
+        stateBytes_ += static_cast<int64_t>(elements * sizeof(float));
       }
-      if (params[p].grad.dtype == DType::BF16) {
-        at.second = staged;
-        staged += bytes;
+      for (size_t k : launch.members) {
+        size_t p = spec.params[k];
+        size_t bytes = alignUp(
+            static_cast<size_t>(spec.kind == UnitKind::Local
+                                    ? params[p].param.numel()
+                                    : spec.ranges[rank][k].length) *
+            sizeof(float));
+        std::pair<size_t, size_t> at; // the parameter's, the gradient's
+        if (params[p].param.dtype == DType::BF16) {
+          at.first = staged;
+          staged += bytes;
+        }
+        DType gradFrom = spec.kind == UnitKind::Local ? params[p].grad.dtype
+                                                      : spec.payload;
+        if (gradFrom == DType::BF16) {
+          at.second = staged;
+          staged += bytes;
+        }
+        layout.stageAt.push_back(at);
       }
-      stageAt[u].push_back(at);
+      int64_t perMember = 0;
+      if (launch.rule->workspaceElements)
+        for (size_t k : launch.members) {
+          const std::vector<int64_t> &shape = scheduled[spec.params[k]].shape;
+          perMember = std::max(perMember, launch.rule->workspaceElements(
+                                              shape.data(),
+                                              static_cast<int>(shape.size())));
+        }
+      launch.call.workspacePerMember = static_cast<int64_t>(
+          alignUp(static_cast<size_t>(perMember) * sizeof(float)) /
+          sizeof(float));
+      // A unit's launches run one after another on the same workspace;
+      // each has staging of its own (a unit's bf16 is widened at once).
+      unitWorkspace = std::max(
+          unitWorkspace, static_cast<size_t>(launch.call.workspacePerMember) *
+                             sizeof(float) * launch.members.size());
+      layouts[u].push_back(std::move(layout));
     }
     stagingBytes = std::max(stagingBytes, staged);
-    int64_t perMember = 0;
-    if (unit.rule->workspaceElements)
-      for (size_t p : members) {
-        const std::vector<int64_t> &shape = setup_.schedule->params[p].shape;
-        perMember = std::max(perMember,
-                             unit.rule->workspaceElements(
-                                 shape.data(), static_cast<int>(shape.size())));
-      }
-    unit.call.workspacePerMember = static_cast<int64_t>(
-        alignUp(static_cast<size_t>(perMember) * sizeof(float)) /
-        sizeof(float));
-    workspaceBytes = std::max(
-        workspaceBytes, static_cast<size_t>(unit.call.workspacePerMember) *
-                            sizeof(float) * members.size());
+    workspaceBytes = std::max(workspaceBytes, unitWorkspace);
   }
 
   states_.allocate(stateArena, "optimizer state");
@@ -414,6 +564,11 @@ void CudaExecutorImpl::allocate() {
                       "zeroing the optimizer state");
   staging_.allocate(stagingBytes, "f32 staging of bf16 parameters");
   workspace_.allocate(workspaceBytes, "the rules' workspace");
+  collectives_.allocate(collectiveArena,
+                        "the distributed step's collective buffers");
+  if (collectiveArena)
+    OPTGEN_CUDA_CHECK(cudaMemset(collectives_.data(), 0, collectiveArena),
+                      "zeroing the collective buffers");
 
   // The hyperparameters: one array per group (parameters of a group share
   // theirs), as long as its rule's layout. The step counts after them.
@@ -438,11 +593,14 @@ void CudaExecutorImpl::allocate() {
     hyperWords_ += array.length;
   }
   intHypers_.assign(ints.begin(), ints.end());
-  stepSlot_.assign(params.size(), 0);
+  // A launch's members' step counts are consecutive; a parameter this rank
+  // steps nothing of has none.
+  stepSlot_.assign(params.size(), SIZE_MAX);
   size_t slot = hyperWords_;
   for (const Unit &unit : units_)
-    for (size_t p : unit.spec->params)
-      stepSlot_[p] = slot++;
+    for (const Launch &launch : unit.launches)
+      for (size_t k : launch.members)
+        stepSlot_[unit.spec->params[k]] = slot++;
   hostValues_.assign(slot, 0);
   values_.allocate(slot * sizeof(uint64_t), "hyperparameters and step counts");
 
@@ -457,61 +615,135 @@ void CudaExecutorImpl::allocate() {
       std::memcpy(image.data() + at, values.data(), bytes);
     return at;
   };
-  std::vector<TableOffsets> offsets(units_.size());
+  // Copy lists, grouped by their pair of dtypes: their tables' offsets,
+  // resolved to pointers once the image has its final place.
+  struct PendingList {
+    std::vector<CopyList> *into;
+    size_t index, at;
+  };
+  std::vector<PendingList> pending;
+  using Copies = std::map<std::pair<DType, DType>, std::vector<StagingCopy>>;
+  auto appendLists = [&](std::vector<CopyList> &into, const Copies &copies) {
+    for (const auto &[dtypes, list] : copies) {
+      CopyList copyList;
+      copyList.from = dtypes.first;
+      copyList.to = dtypes.second;
+      copyList.count = static_cast<int>(list.size());
+      for (const StagingCopy &copy : list)
+        copyList.maxCount = std::max(copyList.maxCount, copy.count);
+      pending.push_back({&into, into.size(), append(list)});
+      into.push_back(copyList);
+    }
+  };
+  auto at = [](unsigned char *base, size_t bytes) {
+    return static_cast<void *>(base + bytes);
+  };
+  std::vector<std::vector<TableOffsets>> offsets(units_.size());
   stateOf_.assign(params.size(), {});
   for (size_t u = 0; u < units_.size(); ++u) {
     Unit &unit = units_[u];
-    const std::vector<size_t> &members = unit.spec->params;
-    size_t count = members.size(), states = unit.rule->states.size();
-    std::vector<float *> paramPtrs, statePtrs(states * count);
-    std::vector<const float *> gradPtrs;
-    std::vector<int64_t> numels;
-    std::vector<StagingCopy> widen, narrow;
-    std::vector<size_t> stateUsed(states, 0);
-    for (size_t k = 0; k < count; ++k) {
-      size_t p = members[k];
-      const ExecutorParam &param = params[p];
-      int64_t numel = param.param.numel();
-      numels.push_back(numel);
-      float *paramAt = static_cast<float *>(param.param.data);
-      const float *gradAt = static_cast<const float *>(param.grad.data);
-      if (param.param.dtype == DType::BF16) {
-        paramAt =
-            reinterpret_cast<float *>(staging_.data() + stageAt[u][k].first);
-        widen.push_back({param.param.data, paramAt, numel});
-        narrow.push_back({paramAt, param.param.data, numel});
-        unit.staged = std::max(unit.staged, numel);
+    const StepUnit &spec = *unit.spec;
+    size_t payloadSize = dtypeSize(spec.payload);
+    bool split = spec.kind == UnitKind::Flat || spec.kind == UnitKind::Owned;
+    unsigned char *packed = collectives_.data() + unit.packedAt;
+    unsigned char *part = collectives_.data() + unit.partAt;
+    // Where this rank's part starts in the packed order.
+    int64_t mine = 0;
+    for (int r = 0; split && r < rank; ++r)
+      mine += spec.counts[r];
+    Copies widen, narrow, gatherIn, pack, unpack;
+    for (size_t l = 0; l < unit.launches.size(); ++l) {
+      Launch &launch = unit.launches[l];
+      const LaunchLayout &layout = layouts[u][l];
+      size_t count = launch.members.size(), states = launch.rule->states.size();
+      std::vector<float *> paramPtrs, statePtrs(states * count);
+      std::vector<const float *> gradPtrs;
+      std::vector<int64_t> numels;
+      std::vector<size_t> stateUsed(states, 0);
+      for (size_t i = 0; i < count; ++i) {
+        size_t k = launch.members[i];
+        size_t p = spec.params[k];
+        const ExecutorParam &param = params[p];
+        ElementRange range = spec.kind == UnitKind::Local
+                                 ? ElementRange{0, param.param.numel()}
+                                 : spec.ranges[rank][k];
+        int64_t numel = range.length;
+        numels.push_back(numel);
+        // The parameter: the caller's memory from the range's start, or
+        // f32 staging of it.
+        void *paramAt = static_cast<unsigned char *>(param.param.data) +
+                        range.begin * dtypeSize(param.param.dtype);
+        float *stepped = static_cast<float *>(paramAt);
+        if (param.param.dtype == DType::BF16) {
+          stepped = static_cast<float *>(
+              at(staging_.data(), layout.stageAt[i].first));
+          widen[{DType::BF16, DType::F32}].push_back({paramAt, stepped, numel});
+          narrow[{DType::F32, DType::BF16}].push_back({stepped, paramAt, numel});
+        }
+        // The gradient: the caller's, or the averaged one in a collective
+        // buffer (in the payload's dtype); f32 staging of a bf16 one.
+        const void *gradAt = param.grad.data;
+        DType gradDType = param.grad.dtype;
+        if (spec.kind == UnitKind::Small) {
+          gradAt = packed + unit.offsets[k] * payloadSize;
+          gradDType = spec.payload;
+        } else if (split) {
+          gradAt = part + (unit.offsets[k] + range.begin - mine) * payloadSize;
+          gradDType = spec.payload;
+          // The update goes where the gradient was, for the all-gather.
+          gatherIn[{DType::F32, spec.payload}].push_back(
+              {stepped, const_cast<void *>(gradAt), numel});
+        }
+        const float *gradUsed = static_cast<const float *>(gradAt);
+        if (gradDType == DType::BF16) {
+          float *stage = static_cast<float *>(
+              at(staging_.data(), layout.stageAt[i].second));
+          widen[{DType::BF16, DType::F32}].push_back({gradAt, stage, numel});
+          gradUsed = stage;
+        }
+        paramPtrs.push_back(stepped);
+        gradPtrs.push_back(gradUsed);
+        for (size_t s = 0; s < states; ++s) {
+          float *state =
+              static_cast<float *>(at(states_.data(), layout.stateAt[s])) +
+              stateUsed[s];
+          statePtrs[s * count + i] = state;
+          stateOf_[p].push_back(state);
+          stateUsed[s] +=
+              static_cast<size_t>(param.stateRows[s] * param.stateCols[s]);
+        }
+        launch.call.maxNumel = std::max(launch.call.maxNumel, numel);
       }
-      if (param.grad.dtype == DType::BF16) {
-        float *stage =
-            reinterpret_cast<float *>(staging_.data() + stageAt[u][k].second);
-        widen.push_back({param.grad.data, stage, numel});
-        gradAt = stage;
-        unit.staged = std::max(unit.staged, numel);
-      }
-      paramPtrs.push_back(paramAt);
-      gradPtrs.push_back(gradAt);
-      for (size_t s = 0; s < states; ++s) {
-        float *state =
-            reinterpret_cast<float *>(states_.data() + stateAt[u][s]) +
-            stateUsed[s];
-        statePtrs[s * count + k] = state;
-        stateOf_[p].push_back(state);
-        stateUsed[s] +=
-            static_cast<size_t>(param.stateRows[s] * param.stateCols[s]);
-      }
-      unit.call.maxNumel = std::max(unit.call.maxNumel, numel);
+      offsets[u].push_back({append(paramPtrs), append(gradPtrs),
+                            append(statePtrs), append(numels)});
     }
-    offsets[u] = {append(paramPtrs), append(gradPtrs), append(statePtrs),
-                  append(numels),    append(widen),    append(narrow)};
-    unit.widenCount = static_cast<int>(widen.size());
-    unit.narrowCount = static_cast<int>(narrow.size());
+    // Every member's gradient into the packed order; every member's update
+    // out of it.
+    if (spec.kind != UnitKind::Local)
+      for (size_t k = 0; k < spec.params.size(); ++k) {
+        const ExecutorParam &param = params[spec.params[k]];
+        int64_t numel = param.param.numel();
+        void *slice = packed + unit.offsets[k] * payloadSize;
+        pack[{param.grad.dtype, spec.payload}].push_back(
+            {param.grad.data, slice, numel});
+        if (split)
+          unpack[{spec.payload, param.param.dtype}].push_back(
+              {slice, param.param.data, numel});
+      }
+    appendLists(unit.widen, widen);
+    appendLists(unit.narrow, narrow);
+    appendLists(unit.gatherIn, gatherIn);
+    appendLists(unit.pack, pack);
+    appendLists(unit.unpack, unpack);
   }
   tables_.allocate(image.size(), "the units' tables");
   if (!image.empty())
     OPTGEN_CUDA_CHECK(cudaMemcpy(tables_.data(), image.data(), image.size(),
                                  cudaMemcpyHostToDevice),
                       "copying the units' tables");
+  for (const PendingList &list : pending)
+    (*list.into)[list.index].copies =
+        reinterpret_cast<const StagingCopy *>(tables_.data() + list.at);
 
   OPTGEN_CUDA_CHECK(cudaStreamCreateWithFlags(&own_, cudaStreamNonBlocking),
                     "creating the CUDA executor's stream");
@@ -519,40 +751,43 @@ void CudaExecutorImpl::allocate() {
                     "creating the CUDA executor's event");
   stream_ = streamFor(requested_);
   // Only a rule that is not elementwise multiplies matrices.
-  if (std::any_of(units_.begin(), units_.end(),
-                  [](const Unit &unit) { return !unit.rule->elementwise; }))
+  bool products = false;
+  for (const Unit &unit : units_)
+    for (const Launch &launch : unit.launches)
+      products = products || !launch.rule->elementwise;
+  if (products)
     blas_ = DeviceBlas::create();
 
   const double *hypers = reinterpret_cast<const double *>(values_.data());
   const int64_t *steps = reinterpret_cast<const int64_t *>(values_.data());
   for (size_t u = 0; u < units_.size(); ++u) {
     Unit &unit = units_[u];
-    DeviceCall &call = unit.call;
-    const unsigned char *tables = tables_.data();
-    size_t first = unit.spec->params[0];
-    call.members = static_cast<int>(unit.spec->params.size());
-    call.shape = unit.shape.empty() ? nullptr : unit.shape.data();
-    call.rank = static_cast<int>(unit.shape.size());
-    if (unit.common)
-      std::tie(call.rows, call.cols) = asRowsCols(unit.shape);
-    call.stream = stream_;
-    call.params = reinterpret_cast<float *const *>(tables + offsets[u].params);
-    call.grads =
-        reinterpret_cast<const float *const *>(tables + offsets[u].grads);
-    call.states = reinterpret_cast<float *const *>(tables + offsets[u].states);
-    call.numels = reinterpret_cast<const int64_t *>(tables + offsets[u].numels);
-    call.steps = steps + stepSlot_[first];
-    call.hypers =
-        hypers + hyperArrays_[arrayOf.at(setup_.params[first].hypers)].at;
-    call.hostHypers = setup_.params[first].hypers;
-    call.blas = blas_.handle() ? &blas_ : nullptr;
-    call.workspace = call.workspacePerMember
-                         ? reinterpret_cast<float *>(workspace_.data())
-                         : nullptr;
-    unit.widen =
-        reinterpret_cast<const StagingCopy *>(tables + offsets[u].widen);
-    unit.narrow =
-        reinterpret_cast<const StagingCopy *>(tables + offsets[u].narrow);
+    for (size_t l = 0; l < unit.launches.size(); ++l) {
+      Launch &launch = unit.launches[l];
+      DeviceCall &call = launch.call;
+      const unsigned char *tables = tables_.data();
+      const TableOffsets &table = offsets[u][l];
+      size_t first = unit.spec->params[launch.members[0]];
+      call.members = static_cast<int>(launch.members.size());
+      call.shape = launch.shape.empty() ? nullptr : launch.shape.data();
+      call.rank = static_cast<int>(launch.shape.size());
+      if (launch.common)
+        std::tie(call.rows, call.cols) = asRowsCols(launch.shape);
+      call.stream = stream_;
+      call.params = reinterpret_cast<float *const *>(tables + table.params);
+      call.grads =
+          reinterpret_cast<const float *const *>(tables + table.grads);
+      call.states = reinterpret_cast<float *const *>(tables + table.states);
+      call.numels = reinterpret_cast<const int64_t *>(tables + table.numels);
+      call.steps = steps + stepSlot_[first];
+      call.hypers =
+          hypers + hyperArrays_[arrayOf.at(setup_.params[first].hypers)].at;
+      call.hostHypers = setup_.params[first].hypers;
+      call.blas = blas_.handle() ? &blas_ : nullptr;
+      call.workspace = call.workspacePerMember
+                           ? reinterpret_cast<float *>(workspace_.data())
+                           : nullptr;
+    }
   }
 }
 
@@ -599,9 +834,15 @@ void CudaExecutorImpl::beginStep() {
   // A step that failed in code other than the executor's may have left its
   // capture open.
   abandonCapture();
-  for (Unit &unit : units_)
-    unit.computed = false;
+  for (Unit &unit : units_) {
+    // A step that failed half-way may have left collectives in flight:
+    // their requests order the stream after them as they go.
+    unit.reduction.reset();
+    unit.gather.reset();
+    unit.phase = Phase::Idle;
+  }
   replayed_ = 0;
+  sent_ = received_ = 0;
   DeviceGuard guard(device_);
   const char *context = "starting a step on the CUDA device";
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -622,8 +863,9 @@ void CudaExecutorImpl::beginStep() {
       std::memcpy(&hostValues_[array.at], array.from,
                   array.length * sizeof(double));
   for (size_t p = 0; p < stepSlot_.size(); ++p)
-    std::memcpy(&hostValues_[stepSlot_[p]], setup_.params[p].steps,
-                sizeof(int64_t));
+    if (stepSlot_[p] != SIZE_MAX)
+      std::memcpy(&hostValues_[stepSlot_[p]], setup_.params[p].steps,
+                  sizeof(int64_t));
   // From pageable memory: the driver has staged (or copied) hostValues_
   // when the call returns, so the next step may rewrite it at once, and the
   // copy is ordered on the stream before the step's kernels. (CUDA allows
@@ -652,37 +894,80 @@ void CudaExecutorImpl::beginStep() {
   }
 }
 
+void CudaExecutorImpl::enqueueCopies(const std::vector<CopyList> &lists,
+                                     const Unit &unit, const char *what) {
+  for (const CopyList &list : lists)
+    checkCuda(launchStagingCopies(list.copies, list.count, list.maxCount,
+                                  list.from, list.to, stream_),
+              what, unit.name);
+}
+
 void CudaExecutorImpl::enqueue(const Unit &unit) {
-  // The unit names itself: no message is built unless something fails.
-  checkCuda(launchWidenBF16(unit.widen, unit.widenCount, unit.staged, stream_),
-            "widening bf16 to f32", unit.about);
-  if (unit.call.maxNumel > 0) {
+  enqueueCopies(unit.widen, unit, "widening bf16 to f32");
+  for (const Launch &launch : unit.launches) {
+    if (launch.call.maxNumel == 0)
+      continue;
     try {
-      unit.rule->launch(unit.call);
+      launch.rule->launch(launch.call);
     } catch (const Error &error) {
-      throw Error(unit.about + ": " + error.what());
+      throw Error(launch.about + ": " + error.what());
     }
-    checkCuda(cudaGetLastError(), "the rule's launch", unit.about);
+    checkCuda(cudaGetLastError(), "the rule's launch", launch.about);
   }
-  checkCuda(
-      launchNarrowToBF16(unit.narrow, unit.narrowCount, unit.staged, stream_),
-      "rounding to bf16", unit.about);
+  enqueueCopies(unit.narrow, unit, "rounding to bf16");
+  enqueueCopies(unit.gatherIn, unit, "the updates into the all-gather's part");
+}
+
+void CudaExecutorImpl::pack(const Unit &unit) {
+  enqueueCopies(unit.pack, unit, "packing the gradients");
+  // The padding of equal parts reduces to zeros.
+  if (unit.packedBytes > unit.packedUsed)
+    checkCuda(cudaMemsetAsync(collectives_.data() + unit.packedAt +
+                                  unit.packedUsed,
+                              0, unit.packedBytes - unit.packedUsed, stream_),
+              "cudaMemsetAsync", unit.name + ": zeroing the padding");
+}
+
+void CudaExecutorImpl::count(const Unit &unit, ScheduleOp::Kind collective) {
+  Traffic traffic = collectiveTraffic(*unit.spec, collective, setup_.rank);
+  sent_ += traffic.sent;
+  received_ += traffic.received;
+}
+
+void CudaExecutorImpl::expectPhase(const Unit &unit, Phase phase,
+                                   const char *what) {
+  if (unit.phase == phase)
+    return;
+  static const char *const said[] = {"before its reduction was launched",
+                                     "while its reduction is in flight",
+                                     "before it was computed",
+                                     "after it was computed",
+                                     "while its all-gather is in flight",
+                                     "after its all-gather"};
+  fail(unit.name + ": " + what + " " + said[static_cast<int>(unit.phase)]);
+}
+
+bool CudaExecutorImpl::enqueues(Primitive primitive, int index) {
+  if (replaying()) {
+    // The captured step's primitives, one by one, in its order.
+    if (replayed_ >= captured_.size() ||
+        captured_[replayed_] != std::make_pair(primitive, index))
+      fail("unit " + std::to_string(index) +
+           ": a primitive out of the order of the step captured as a CUDA "
+           "graph (call setGraphs(false) for a step that changes its order)");
+    ++replayed_;
+    return false;
+  }
+  if (capturing_)
+    captured_.push_back({primitive, index});
+  return true;
 }
 
 void CudaExecutorImpl::compute(int index) {
   Unit &u = unit(index, "compute");
-  if (u.computed)
-    fail(u.name + ": compute after it was computed");
-  if (replaying()) {
-    // Every unit is computed once per step: the captured order has one
-    // unit at each of this step's computes.
-    if (captured_[replayed_] != index)
-      fail(u.name +
-           ": computed out of the order of the step captured as a "
-           "CUDA graph, where unit " +
-           std::to_string(captured_[replayed_]) + " came next");
-    ++replayed_;
-  } else {
+  expectPhase(u, u.spec->kind == UnitKind::Local ? Phase::Idle : Phase::Reduced,
+              "compute");
+  if (enqueues(Primitive::Compute, index)) {
     try {
       DeviceGuard guard(device_);
       enqueue(u);
@@ -690,16 +975,118 @@ void CudaExecutorImpl::compute(int index) {
       abandonCapture();
       throw;
     }
-    if (capturing_)
-      captured_.push_back(index);
   }
-  u.computed = true;
+  u.phase = Phase::Computed;
+}
+
+Token CudaExecutorImpl::launchAllReduce(int index) {
+  Unit &u = unit(index, "all-reduce");
+  if (u.spec->kind != UnitKind::Small)
+    fail(u.name + " has no all-reduce");
+  expectPhase(u, Phase::Idle, "all-reduce");
+  if (enqueues(Primitive::AllReduce, index)) {
+    try {
+      DeviceGuard guard(device_);
+      pack(u);
+      u.reduction = setup_.communicator->allReduceMean(
+          collectives_.data() + u.packedAt, u.spec->counts[0],
+          u.spec->payload);
+    } catch (const Error &error) {
+      fail(u.name + ": " + error.what());
+    }
+  }
+  count(u, ScheduleOp::Kind::AllReduce);
+  u.phase = Phase::Reducing;
+  return Token{2 * index};
+}
+
+Token CudaExecutorImpl::launchReduceScatter(int index) {
+  Unit &u = unit(index, "reduce-scatter");
+  if (u.spec->kind != UnitKind::Flat && u.spec->kind != UnitKind::Owned)
+    fail(u.name + " has no reduce-scatter");
+  expectPhase(u, Phase::Idle, "reduce-scatter");
+  if (enqueues(Primitive::ReduceScatter, index)) {
+    try {
+      DeviceGuard guard(device_);
+      pack(u);
+      u.reduction = setup_.communicator->reduceScatterMean(
+          collectives_.data() + u.packedAt, collectives_.data() + u.partAt,
+          u.spec->counts, u.spec->payload);
+    } catch (const Error &error) {
+      fail(u.name + ": " + error.what());
+    }
+  }
+  count(u, ScheduleOp::Kind::ReduceScatter);
+  u.phase = Phase::Reducing;
+  return Token{2 * index};
+}
+
+Token CudaExecutorImpl::launchAllGather(int index) {
+  Unit &u = unit(index, "all-gather");
+  if (u.spec->kind != UnitKind::Flat && u.spec->kind != UnitKind::Owned)
+    fail(u.name + " has no all-gather");
+  expectPhase(u, Phase::Computed, "all-gather");
+  if (enqueues(Primitive::AllGather, index)) {
+    try {
+      DeviceGuard guard(device_);
+      u.gather = setup_.communicator->allGather(
+          collectives_.data() + u.partAt, collectives_.data() + u.packedAt,
+          u.spec->counts, u.spec->payload);
+    } catch (const Error &error) {
+      fail(u.name + ": " + error.what());
+    }
+  }
+  count(u, ScheduleOp::Kind::AllGather);
+  u.phase = Phase::Gathering;
+  return Token{2 * index + 1};
+}
+
+void CudaExecutorImpl::wait(Token token) {
+  if (token.slot < 0)
+    fail("wait for a token no collective gave");
+  int index = token.slot / 2;
+  Unit &u = unit(index, "wait");
+  bool reduction = token.slot % 2 == 0;
+  if (reduction)
+    expectPhase(u, Phase::Reducing, "wait for the reduction");
+  else
+    expectPhase(u, Phase::Gathering, "wait for the all-gather");
+  if (enqueues(Primitive::Wait, token.slot)) {
+    try {
+      DeviceGuard guard(device_);
+      if (reduction) {
+        u.reduction->wait();
+      } else {
+        u.gather->wait();
+        // Every rank's updates, into every member.
+        enqueueCopies(u.unpack, u, "unpacking the all-gathered updates");
+      }
+    } catch (const Error &error) {
+      fail(u.name + ": " + error.what());
+    }
+  }
+  u.phase = reduction ? Phase::Reduced : Phase::Done;
 }
 
 void CudaExecutorImpl::endStep() {
-  for (const Unit &unit : units_)
-    if (!unit.computed)
-      fail("the step left " + unit.name + " incomplete: it was not computed");
+  for (const Unit &unit : units_) {
+    bool split =
+        unit.spec->kind == UnitKind::Flat || unit.spec->kind == UnitKind::Owned;
+    Phase last = split ? Phase::Done : Phase::Computed;
+    if (unit.phase == last)
+      continue;
+    static const char *const missing[] = {
+        "its reduction (or compute) was not launched",
+        "its reduction was not waited for",
+        "it was not computed",
+        "its all-gather was not launched",
+        "its all-gather was not waited for",
+        ""};
+    fail("the step left " + unit.name + " incomplete: " +
+         (unit.spec->kind == UnitKind::Local && unit.phase == Phase::Idle
+              ? "it was not computed"
+              : missing[static_cast<int>(unit.phase)]));
+  }
   try {
     DeviceGuard guard(device_);
     const char *context = "running the step as a CUDA graph";
@@ -730,30 +1117,14 @@ void CudaExecutorImpl::endStep() {
   }
 }
 
-Token CudaExecutorImpl::launchAllReduce(int index) {
-  fail(unit(index, "all-reduce").name + " has no all-reduce");
-}
-
-Token CudaExecutorImpl::launchReduceScatter(int index) {
-  fail(unit(index, "reduce-scatter").name + " has no reduce-scatter");
-}
-
-Token CudaExecutorImpl::launchAllGather(int index) {
-  fail(unit(index, "all-gather").name + " has no all-gather");
-}
-
-void CudaExecutorImpl::wait(Token) {
-  fail("wait for a token no collective gave");
-}
-
 void CudaExecutorImpl::readState(size_t param, size_t state,
                                  float *values) const {
   const ExecutorParam &p = setup_.params.at(param);
   size_t bytes =
       static_cast<size_t>(p.stateRows.at(state) * p.stateCols.at(state)) *
       sizeof(float);
-  if (!bytes)
-    return;
+  if (!bytes || stateOf_[param].empty())
+    return; // this rank holds none of it
   std::string context = "reading state '" + std::string(p.rule->states[state]) +
                         "' of parameter '" + paramName(param) + "'";
   DeviceGuard guard(device_);
@@ -769,7 +1140,7 @@ void CudaExecutorImpl::writeState(size_t param, size_t state,
   size_t bytes =
       static_cast<size_t>(p.stateRows.at(state) * p.stateCols.at(state)) *
       sizeof(float);
-  if (!bytes)
+  if (!bytes || stateOf_[param].empty())
     return;
   std::string context = "writing state '" + std::string(p.rule->states[state]) +
                         "' of parameter '" + paramName(param) + "'";
@@ -795,7 +1166,10 @@ void CudaExecutorImpl::setStream(cudaStream_t stream) {
   OPTGEN_CUDA_CHECK(cudaStreamWaitEvent(next, order_, 0), "setStream()");
   stream_ = next;
   for (Unit &unit : units_)
-    unit.call.stream = next;
+    for (Launch &launch : unit.launches)
+      launch.call.stream = next;
+  if (distributed())
+    bindCommunicator();
 }
 
 void CudaExecutorImpl::setGraphs(bool enabled) {

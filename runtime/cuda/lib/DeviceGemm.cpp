@@ -51,10 +51,11 @@ bool shareElements(const DeviceMatrices &x, const DeviceMatrices &y,
     return false;
   // As addresses: the two may be different allocations.
   auto at = [](const DeviceMatrices &z, int member) {
-    return reinterpret_cast<uintptr_t>(z.data + member * z.stride);
+    return reinterpret_cast<uintptr_t>(z.data) +
+           static_cast<uintptr_t>(member * z.stride) * dtypeSize(z.dtype);
   };
-  uintptr_t xBytes = static_cast<uintptr_t>(xSize) * sizeof(float);
-  uintptr_t yBytes = static_cast<uintptr_t>(ySize) * sizeof(float);
+  uintptr_t xBytes = static_cast<uintptr_t>(xSize) * dtypeSize(x.dtype);
+  uintptr_t yBytes = static_cast<uintptr_t>(ySize) * dtypeSize(y.dtype);
   for (int i = 0, j = 0; i < batch && j < batch;) {
     uintptr_t xBegin = at(x, i), yBegin = at(y, j);
     uintptr_t xEnd = xBegin + xBytes, yEnd = yBegin + yBytes;
@@ -76,8 +77,24 @@ bool shareElements(const DeviceMatrices &x, const DeviceMatrices &y,
 uint32_t alignmentOf(const DeviceMatrices &x, int batch) {
   uintptr_t bits = reinterpret_cast<uintptr_t>(x.data) | uintptr_t(256);
   if (batch > 1)
-    bits |= static_cast<uintptr_t>(x.stride) * sizeof(float);
+    bits |= static_cast<uintptr_t>(x.stride) * dtypeSize(x.dtype);
   return static_cast<uint32_t>(bits & (~bits + 1)); // the lowest bit set
+}
+
+/// cuBLASLt's name of `dtype`, one of those a product reads or writes.
+cudaDataType_t cudaTypeOf(DType dtype) {
+  switch (dtype) {
+  case DType::BF16:
+    return CUDA_R_16BF;
+  case DType::F16:
+    return CUDA_R_16F;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+bool isProductDType(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16;
 }
 
 /// One deviceGemm call: its shapes and what to say when it fails.
@@ -105,7 +122,7 @@ struct Product {
   /// transpose, cols x rows with a leading dimension of cols.
   Layout layout(const DeviceMatrices &x) const {
     cublasLtMatrixLayout_t raw = nullptr;
-    check(cublasLtMatrixLayoutCreate(&raw, CUDA_R_32F,
+    check(cublasLtMatrixLayoutCreate(&raw, cudaTypeOf(x.dtype),
                                      static_cast<uint64_t>(x.cols),
                                      static_cast<uint64_t>(x.rows), x.cols),
           "cublasLtMatrixLayoutCreate");
@@ -202,7 +219,19 @@ void deviceGemm(const DeviceBlas &blas, const DeviceMatrices &a,
   for (const DeviceMatrices *x : {&a, &b, c, &out})
     if (x && (x->rows < 0 || x->cols < 0 || x->stride < 0))
       product.fail("matrices of " + shapeText(x->rows, x->cols) + ", " +
-                   std::to_string(x->stride) + " floats apart");
+                   std::to_string(x->stride) + " elements apart");
+  // cuBLASLt multiplies 16-bit inputs into their type or f32, f32 into f32.
+  if (!isProductDType(a.dtype) || b.dtype != a.dtype ||
+      (out.dtype != a.dtype && out.dtype != DType::F32) ||
+      (c && c->dtype != out.dtype))
+    product.fail(std::string("a product of ") +
+                 std::string(dtypeName(a.dtype)) + " and " +
+                 std::string(dtypeName(b.dtype)) + " matrices into " +
+                 std::string(dtypeName(out.dtype)) +
+                 (c ? " accumulating " + std::string(dtypeName(c->dtype))
+                    : std::string()) +
+                 ": the operands hold one of F32, BF16 and F16, the result "
+                 "theirs or F32, and what it accumulates the result's");
   if (batch < 0)
     product.fail("a batch of " + std::to_string(batch) + " matrix products");
   // The host's gemm says the same of the same mistakes.
@@ -214,7 +243,7 @@ void deviceGemm(const DeviceBlas &blas, const DeviceMatrices &a,
                  shapeText(c->rows, c->cols));
   if (batch > 1 && out.stride < m * n)
     product.fail(product.shapes() + ", " + std::to_string(out.stride) +
-                 " floats apart: results overlap");
+                 " elements apart: results overlap");
   for (const DeviceMatrices *operand : {&a, &b})
     if (shareElements(out, *operand, batch))
       product.fail(product.shapes() +
@@ -235,7 +264,7 @@ void deviceGemm(const DeviceBlas &blas, const DeviceMatrices &a,
     // computes it too (cuBLASLt is not asked for an empty inner product).
     cudaError_t result =
         launchScaled(out.data, out.stride, c ? c->data : nullptr,
-                     c ? c->stride : 0, beta, m * n, batch, stream);
+                     c ? c->stride : 0, beta, m * n, batch, out.dtype, stream);
     if (result != cudaSuccess)
       throwCudaError(result, "the kernel's launch", product.about());
     return;

@@ -19,7 +19,10 @@ constexpr int kMaxCopyBlocks = 65535;
 
 /// Copy blockIdx.y (and every gridDim.y-th after it), its elements strided
 /// over the blocks of x.
-template <bool Widen>
+/// How a copy moves an element.
+enum class Mode { Widen, Narrow, Copy32, Copy16 };
+
+template <Mode M>
 __global__ void convertKernel(const StagingCopy *copies, int copyCount) {
   int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int c = blockIdx.y; c < copyCount; c += gridDim.y) {
@@ -27,17 +30,23 @@ __global__ void convertKernel(const StagingCopy *copies, int copyCount) {
     for (int64_t i =
              static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
          i < copy.count; i += stride) {
-      if constexpr (Widen)
+      if constexpr (M == Mode::Widen)
         static_cast<float *>(copy.to)[i] =
             fromBF16Bits(static_cast<const uint16_t *>(copy.from)[i]);
-      else
+      else if constexpr (M == Mode::Narrow)
         static_cast<uint16_t *>(copy.to)[i] =
             toBF16Bits(static_cast<const float *>(copy.from)[i]);
+      else if constexpr (M == Mode::Copy32) // as bits: NaN payloads stay
+        static_cast<uint32_t *>(copy.to)[i] =
+            static_cast<const uint32_t *>(copy.from)[i];
+      else
+        static_cast<uint16_t *>(copy.to)[i] =
+            static_cast<const uint16_t *>(copy.from)[i];
     }
   }
 }
 
-template <bool Widen>
+template <Mode M>
 cudaError_t launchConvert(const StagingCopy *copies, int copyCount,
                           int64_t maxCount, cudaStream_t stream) {
   if (copyCount == 0 || maxCount == 0)
@@ -45,20 +54,22 @@ cudaError_t launchConvert(const StagingCopy *copies, int copyCount,
   dim3 grid(static_cast<unsigned>(
                 std::min((maxCount + kThreads - 1) / kThreads, kMaxBlocks)),
             static_cast<unsigned>(std::min(copyCount, kMaxCopyBlocks)));
-  convertKernel<Widen><<<grid, kThreads, 0, stream>>>(copies, copyCount);
+  convertKernel<M><<<grid, kThreads, 0, stream>>>(copies, copyCount);
   return cudaGetLastError();
 }
 
 } // namespace
 
-cudaError_t launchWidenBF16(const StagingCopy *copies, int copyCount,
-                            int64_t maxCount, cudaStream_t stream) {
-  return launchConvert<true>(copies, copyCount, maxCount, stream);
-}
-
-cudaError_t launchNarrowToBF16(const StagingCopy *copies, int copyCount,
-                               int64_t maxCount, cudaStream_t stream) {
-  return launchConvert<false>(copies, copyCount, maxCount, stream);
+cudaError_t launchStagingCopies(const StagingCopy *copies, int copyCount,
+                                int64_t maxCount, DType from, DType to,
+                                cudaStream_t stream) {
+  if (from == DType::BF16)
+    return to == DType::BF16
+               ? launchConvert<Mode::Copy16>(copies, copyCount, maxCount, stream)
+               : launchConvert<Mode::Widen>(copies, copyCount, maxCount, stream);
+  return to == DType::BF16
+             ? launchConvert<Mode::Narrow>(copies, copyCount, maxCount, stream)
+             : launchConvert<Mode::Copy32>(copies, copyCount, maxCount, stream);
 }
 
 } // namespace optgen::runtime

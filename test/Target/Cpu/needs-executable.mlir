@@ -27,3 +27,18 @@ optgen.optimizer @no_offsets {
   optgen.group @all = @sgd match ["*"] {}
   optgen.distribute none
 }
+
+// -----
+
+// A device target's 16-bit slots (optgen-assign-buffers{narrow-storage}): the
+// CPU's kernels and BLAS read f32.
+// CHECK: offset :7:3: error: the CPU emitter stores tensors as f32, not 'bf16'; run --optgen-assign-buffers without narrow-storage
+optgen.optimizer @narrow {
+  optgen.rule @sgd inputs ["p", "g"] attributes {optgen.workspace = [#optgen.slot<*, bf16>]} {
+  ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+    %lr = optgen.hyper "lr" default(1.000000e-01 : f32) {offset = 0 : i64} : f32
+    optgen.update %p : !optgen.tensor<*, f32>
+  }
+  optgen.group @all = @sgd match ["*"] {}
+  optgen.distribute none
+}

@@ -12,6 +12,8 @@
 //   aligned per member; one unit's worth);
 // - every unit's DeviceCall tables (pointers per member, element counts)
 //   and conversion lists;
+// - on N ranks, each distributed unit's collective buffers (its packed
+//   gradients and updates, and this rank's part);
 // - one buffer of every group's hyperparameters and every parameter's step
 //   count, refreshed by one host-to-device copy at the start of each step;
 // - when a rule is not elementwise (it may multiply matrices), a cuBLASLt
@@ -53,9 +55,21 @@
 // stream would, and can still be captured. readState() and writeState()
 // synchronise the stream.
 //
-// On one rank (or without `distribute zero2`) a step is all Local units.
-// The distributed step (Small, Flat and Owned units, over NCCL) is not
-// built yet: prepare() rejects it.
+// The distributed step. On one rank (or without `distribute zero2`) a step
+// is all Local units. On N ranks the ZeRO-2 units run as the host
+// executor's do, on the device: a Small unit's gradients are packed (in
+// its payload dtype) into a buffer of the unit's and all-reduced in place;
+// a Flat or Owned unit's are packed and reduce-scattered into this rank's
+// part, which the rank's launches step (the parts of a Flat unit's
+// members, the matrices an Owned unit gives this rank), writing the
+// updates back into the part, which the all-gather shares and wait()
+// unpacks into every member. A Small or Flat unit packs several rules and
+// groups: one launch each. The collectives are the communicator's
+// (NcclCommunicator.h, or CudaInProcessCommunicator.h for ranks as threads
+// on one GPU), bound to the step's stream: they overlap the compute on a
+// stream of their own, ordered by events, and a step with them is captured
+// as one graph like any other (replayed steps check the primitives' order,
+// collectives included). Each rank holds only the state of what it steps.
 //
 //===----------------------------------------------------------------------===//
 

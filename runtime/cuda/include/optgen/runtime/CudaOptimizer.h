@@ -6,7 +6,8 @@
 // (CudaCheck.h) and compute matrix products with (DeviceGemm.h), the
 // element math and bf16 rounding its kernels call (ElementMath.h,
 // Float16.h), so that a device computes what the host does, their
-// fixed-order reductions (DeviceReduce.h) and the host code's Tile.
+// fixed-order reductions (DeviceReduce.h), the 16-bit types of their
+// workspace slots (cuda_bf16.h, cuda_fp16.h) and the host code's Tile.
 // The cpu component's Optimizer.h is its host peer.
 //
 //===----------------------------------------------------------------------===//
@@ -29,6 +30,10 @@
 // Device code only: a runner's host code includes this header too.
 #ifdef __CUDACC__
 #include "optgen/runtime/DeviceReduce.h"
+
+// The 16-bit types of workspace slots that hold bf16 and f16 tensors.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #endif
 
 namespace optgen::runtime {

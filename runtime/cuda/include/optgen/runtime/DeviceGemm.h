@@ -5,12 +5,17 @@
 // gemm, with its semantics. A unit of a rule that is not elementwise steps
 // members of one shape, so one product for every member is one strided
 // batch, one cuBLASLt call on the launch's stream. Operands are row-major
-// f32 matrices in device memory the host can name: a launch first gathers
-// its members' parameters and gradients (whose pointer tables are device
+// matrices in device memory the host can name: a launch first gathers its
+// members' parameters and gradients (whose pointer tables are device
 // memory) into its workspace, where member m's slices are
-// DeviceCall::workspacePerMember floats apart. Products accumulate in f32
-// (CUBLAS_COMPUTE_32F, never TF32), so they match the host's sgemm to
-// rounding, not bit for bit: cuBLASLt sums in an order of its own.
+// DeviceCall::workspacePerMember floats apart. Matrices hold f32, or bf16
+// or f16 where the IR stores a value in its own 16-bit type (the
+// workspace slots optgen-assign-buffers makes for device targets): then
+// cuBLASLt reads 16-bit inputs on the tensor cores and writes a 16-bit
+// result rounded to nearest even, as PyTorch's bf16 matmul does. Products
+// accumulate in f32 (CUBLAS_COMPUTE_32F, never TF32), so they match the
+// host's sgemm of the same rounded inputs to rounding, not bit for bit:
+// cuBLASLt sums in an order of its own.
 //
 // Everything here may be captured in a CUDA graph (DeviceCall.h): nothing
 // allocates, synchronises or copies between host and device. What is
@@ -75,35 +80,39 @@ private:
   size_t workspaceBytes_ = 0;
 };
 
-/// A batch of same-shape row-major f32 matrices in device memory: member m
-/// is rows x cols floats at data + m * stride (its rows cols floats apart).
+/// A batch of same-shape row-major matrices in device memory: member m is
+/// rows x cols elements of `dtype` (F32, BF16 or F16) at data + m * stride
+/// elements (its rows cols elements apart).
 struct DeviceMatrices {
-  float *data = nullptr;
+  void *data = nullptr;
   int64_t rows = 0, cols = 0;
-  /// Floats from one member's first element to the next one's.
+  /// Elements from one member's first element to the next one's.
   int64_t stride = 0;
+  DType dtype = DType::F32;
 };
 
 /// Enqueues on `stream`, for each of `batch` members, out = alpha * op(a) @
 /// op(b) + beta * c, op transposing when asked (Kernels.h's gemm on every
-/// member). Without `c` (null) beta is unused and out's earlier contents
-/// are never read. `out` may be c's memory (the same data and stride) and
-/// must share no element with a, b or, otherwise, c; its members must not
-/// overlap. With no inner dimension (op(a) has no columns) out = beta * c,
-/// or 0 without c. Throws Error naming `what`, the shapes and the cause
-/// (cuBLASLt's status): shapes that do not multiply, operands that alias
-/// the result, before any CUDA call.
+/// member), accumulated in f32. a and b hold one dtype; out holds theirs or
+/// F32, and c out's. Without `c` (null) beta is unused and out's earlier
+/// contents are never read. `out` may be c's memory (the same data and
+/// stride) and must share no element with a, b or, otherwise, c; its
+/// members must not overlap. With no inner dimension (op(a) has no columns)
+/// out = beta * c, or 0 without c. Throws Error naming `what`, the shapes
+/// and the cause (cuBLASLt's status): shapes or dtypes that do not
+/// multiply, operands that alias the result, before any CUDA call.
 void deviceGemm(const DeviceBlas &blas, const DeviceMatrices &a,
                 bool transposeA, const DeviceMatrices &b, bool transposeB,
                 float alpha, const DeviceMatrices *c, float beta,
                 const DeviceMatrices &out, int batch, cudaStream_t stream,
                 std::string_view what);
 
-/// Enqueues a copy of `batch` members of `count` floats from `src` to `dst`
-/// (device memory, not overlapping), each member `stride` floats after the
-/// previous one in both. Throws Error for a negative count or batch, or
-/// members that overlap (stride < count).
-void deviceCopy(float *dst, const float *src, int64_t count, int64_t stride,
+/// Enqueues a copy of `batch` members of `from` into `to` (device memory,
+/// not overlapping), bit for bit: the two have one shape and dtype, each
+/// its own stride. Throws Error for matrices that differ in shape or
+/// dtype, a negative size or batch, or members that overlap (a stride
+/// below rows * cols).
+void deviceCopy(const DeviceMatrices &from, const DeviceMatrices &to,
                 int batch, cudaStream_t stream);
 
 /// Enqueues the rounding of `batch` members of `count` floats at `data`,

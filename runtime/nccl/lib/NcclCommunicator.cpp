@@ -1,0 +1,291 @@
+//===- NcclCommunicator.cpp - Collectives between GPUs over NCCL ----------===//
+
+#include "optgen/runtime/NcclCommunicator.h"
+
+#include "MeanKernel.h"
+#include "optgen/runtime/CudaCheck.h"
+#include "optgen/runtime/Error.h"
+
+#ifdef OPTGEN_RUNTIME_NCCL_MPI
+#include <mpi.h>
+#endif
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace optgen::runtime {
+
+namespace {
+
+/// "CONTEXT: CALL failed: NCCL's error (its last message)".
+void checkNccl(ncclResult_t result, const char *call,
+               const std::string &context, ncclComm_t comm = nullptr) {
+  if (result == ncclSuccess || result == ncclInProgress)
+    return;
+  std::string message =
+      context + ": " + call + " failed: " + ncclGetErrorString(result);
+  if (const char *last = comm ? ncclGetLastError(comm) : nullptr; last && *last)
+    message += std::string(" (") + last + ")";
+  throw Error(message);
+}
+
+ncclDataType_t ncclTypeOf(DType dtype) {
+  return dtype == DType::BF16 ? ncclBfloat16 : ncclFloat32;
+}
+
+/// "reduce-scatter of 3 x 1024 BF16 elements", what a failed collective
+/// says it was doing.
+std::string describe(const char *what, const std::vector<int64_t> &counts,
+                     DType dtype) {
+  std::string text = std::string(what) + " of ";
+  bool even = std::all_of(counts.begin(), counts.end(),
+                          [&](int64_t c) { return c == counts.front(); });
+  if (even)
+    text += std::to_string(counts.size()) + " x " +
+            std::to_string(counts.empty() ? 0 : counts.front());
+  else
+    text += std::to_string(std::accumulate(counts.begin(), counts.end(),
+                                           int64_t{0})) +
+            " (uneven)";
+  return text + " " + std::string(dtypeName(dtype)) + " elements";
+}
+
+/// A collective on the communication stream: wait() makes the compute
+/// stream wait for its completion event.
+class NcclRequest final : public Request {
+public:
+  NcclRequest(cudaEvent_t done, cudaStream_t compute, std::string what)
+      : done_(done), compute_(compute), what_(std::move(what)) {}
+  ~NcclRequest() override {
+    // Unwaited: later work on the compute stream still follows it.
+    if (!waited_)
+      cudaStreamWaitEvent(compute_, done_, 0);
+    cudaEventDestroy(done_);
+  }
+  void wait() override {
+    if (waited_)
+      return;
+    OPTGEN_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_, 0),
+                      "waiting for the " + what_);
+    waited_ = true;
+  }
+
+private:
+  cudaEvent_t done_;
+  cudaStream_t compute_;
+  std::string what_;
+  bool waited_ = false;
+};
+
+class NcclCommunicator final : public Communicator {
+public:
+  NcclCommunicator(ncclComm_t comm, bool owned) : comm_(comm), owned_(owned) {
+    const std::string context = "setting up the NCCL communicator";
+    checkNccl(ncclCommUserRank(comm_, &rank_), "ncclCommUserRank", context,
+              comm_);
+    checkNccl(ncclCommCount(comm_, &size_), "ncclCommCount", context, comm_);
+    OPTGEN_CUDA_CHECK(
+        cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), context);
+    OPTGEN_CUDA_CHECK(
+        cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), context);
+  }
+
+  ~NcclCommunicator() override {
+    // Nothing may still use the stream or the communicator.
+    cudaStreamSynchronize(stream_);
+    cudaEventDestroy(ready_);
+    cudaStreamDestroy(stream_);
+    if (owned_)
+      ncclCommDestroy(comm_);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void bindStream(void *stream) override {
+    compute_ = static_cast<cudaStream_t>(stream);
+  }
+
+  RequestPtr allReduceMean(void *data, int64_t count, DType dtype) override {
+    checkCollectiveDType(dtype, "all-reduce");
+    if (count < 0)
+      throw Error("all-reduce of " + std::to_string(count) + " elements");
+    std::string what = describe("all-reduce", {count}, dtype);
+    begin(what);
+    checkNccl(ncclAllReduce(data, data, static_cast<size_t>(count),
+                            ncclTypeOf(dtype), ncclSum, comm_, stream_),
+              "ncclAllReduce", what, comm_);
+    mean(data, count, dtype, what);
+    return end(std::move(what));
+  }
+
+  RequestPtr reduceScatterMean(const void *send, void *recv,
+                               const std::vector<int64_t> &counts,
+                               DType dtype) override {
+    checkCollectiveDType(dtype, "reduce-scatter");
+    checkCounts(counts, "reduce-scatter");
+    std::string what = describe("reduce-scatter", counts, dtype);
+    begin(what);
+    size_t bytes = dtypeSize(dtype);
+    if (even(counts)) {
+      checkNccl(ncclReduceScatter(send, recv, static_cast<size_t>(counts[0]),
+                                  ncclTypeOf(dtype), ncclSum, comm_, stream_),
+                "ncclReduceScatter", what, comm_);
+    } else {
+      // Rank r's part reduced to r alone; only the root's output is
+      // written.
+      checkNccl(ncclGroupStart(), "ncclGroupStart", what);
+      int64_t offset = 0;
+      for (int r = 0; r < size_; ++r) {
+        const char *from = static_cast<const char *>(send) + offset * bytes;
+        checkNccl(ncclReduce(from, r == rank_ ? recv : nullptr,
+                             static_cast<size_t>(counts[r]),
+                             ncclTypeOf(dtype), ncclSum, r, comm_, stream_),
+                  "ncclReduce", what, comm_);
+        offset += counts[r];
+      }
+      checkNccl(ncclGroupEnd(), "ncclGroupEnd", what, comm_);
+    }
+    mean(recv, counts[rank_], dtype, what);
+    return end(std::move(what));
+  }
+
+  RequestPtr allGather(const void *send, void *recv,
+                       const std::vector<int64_t> &counts,
+                       DType dtype) override {
+    checkCollectiveDType(dtype, "all-gather");
+    checkCounts(counts, "all-gather");
+    std::string what = describe("all-gather", counts, dtype);
+    begin(what);
+    size_t bytes = dtypeSize(dtype);
+    if (even(counts)) {
+      checkNccl(ncclAllGather(send, recv, static_cast<size_t>(counts[0]),
+                              ncclTypeOf(dtype), comm_, stream_),
+                "ncclAllGather", what, comm_);
+    } else {
+      // Each rank's part broadcast from it into its place.
+      checkNccl(ncclGroupStart(), "ncclGroupStart", what);
+      int64_t offset = 0;
+      for (int r = 0; r < size_; ++r) {
+        char *to = static_cast<char *>(recv) + offset * bytes;
+        checkNccl(ncclBroadcast(r == rank_ ? send : nullptr, to,
+                                static_cast<size_t>(counts[r]),
+                                ncclTypeOf(dtype), r, comm_, stream_),
+                  "ncclBroadcast", what, comm_);
+        offset += counts[r];
+      }
+      checkNccl(ncclGroupEnd(), "ncclGroupEnd", what, comm_);
+    }
+    return end(std::move(what));
+  }
+
+private:
+  void checkCounts(const std::vector<int64_t> &counts, const char *what) const {
+    if (static_cast<int>(counts.size()) != size_)
+      throw Error(std::string(what) + " with " +
+                  std::to_string(counts.size()) + " counts on " +
+                  std::to_string(size_) + " ranks: one count per rank");
+    for (int64_t count : counts)
+      if (count < 0)
+        throw Error(std::string(what) + " of " + std::to_string(count) +
+                    " elements on a rank");
+  }
+  static bool even(const std::vector<int64_t> &counts) {
+    return std::all_of(counts.begin(), counts.end(),
+                       [&](int64_t c) { return c == counts.front(); });
+  }
+
+  /// The communication stream after the work queued on the compute stream.
+  void begin(const std::string &what) {
+    OPTGEN_CUDA_CHECK(cudaEventRecord(ready_, compute_), what);
+    OPTGEN_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready_, 0), what);
+  }
+  /// The sum at `data` made the mean (nothing to do on one rank).
+  void mean(void *data, int64_t count, DType dtype, const std::string &what) {
+    if (size_ == 1)
+      return;
+    cudaError_t result = launchMeanOfSum(data, count, size_, dtype, stream_);
+    if (result != cudaSuccess)
+      throwCudaError(result, "the mean's launch", what);
+  }
+  /// The request of the collective just enqueued.
+  RequestPtr end(std::string what) {
+    cudaEvent_t done = nullptr;
+    OPTGEN_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
+                      what);
+    cudaError_t result = cudaEventRecord(done, stream_);
+    if (result != cudaSuccess) {
+      cudaEventDestroy(done);
+      throwCudaError(result, "cudaEventRecord", what);
+    }
+    return std::make_unique<NcclRequest>(done, compute_, std::move(what));
+  }
+
+  ncclComm_t comm_;
+  bool owned_;
+  int rank_ = 0, size_ = 1;
+  cudaStream_t stream_ = nullptr;  ///< the collectives'
+  cudaStream_t compute_ = nullptr; ///< the caller's (bindStream)
+  cudaEvent_t ready_ = nullptr;
+};
+
+} // namespace
+
+NcclId makeNcclId() {
+  ncclUniqueId raw;
+  checkNccl(ncclGetUniqueId(&raw), "ncclGetUniqueId",
+            "making a NCCL unique id");
+  NcclId id;
+  static_assert(sizeof raw.internal == sizeof id.bytes);
+  std::memcpy(id.bytes.data(), raw.internal, id.bytes.size());
+  return id;
+}
+
+std::unique_ptr<Communicator> makeNcclCommunicator(const NcclId &id, int rank,
+                                                   int size) {
+  if (size < 1 || rank < 0 || rank >= size)
+    throw Error("a NCCL communicator of rank " + std::to_string(rank) +
+                " of " + std::to_string(size) + " ranks");
+  ncclUniqueId raw;
+  std::memcpy(raw.internal, id.bytes.data(), id.bytes.size());
+  ncclComm_t comm = nullptr;
+  checkNccl(ncclCommInitRank(&comm, size, raw, rank), "ncclCommInitRank",
+            "joining rank " + std::to_string(rank) + " of " +
+                std::to_string(size) + " to a NCCL communicator");
+  try {
+    return std::make_unique<NcclCommunicator>(comm, /*owned=*/true);
+  } catch (...) {
+    ncclCommDestroy(comm);
+    throw;
+  }
+}
+
+std::unique_ptr<Communicator> wrapNcclCommunicator(ncclComm_t comm) {
+  if (!comm)
+    throw Error("a NCCL communicator around a null ncclComm_t");
+  return std::make_unique<NcclCommunicator>(comm, /*owned=*/false);
+}
+
+#ifdef OPTGEN_RUNTIME_NCCL_MPI
+std::unique_ptr<Communicator> makeNcclCommunicatorOverMpi() {
+  int rank = 0, size = 1;
+  if (MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS ||
+      MPI_Comm_size(MPI_COMM_WORLD, &size) != MPI_SUCCESS)
+    throw Error("making a NCCL communicator over MPI: MPI_Comm_rank or "
+                "MPI_Comm_size failed (is MPI initialised?)");
+  NcclId id;
+  if (rank == 0)
+    id = makeNcclId();
+  if (MPI_Bcast(id.bytes.data(), static_cast<int>(id.bytes.size()), MPI_BYTE,
+                0, MPI_COMM_WORLD) != MPI_SUCCESS)
+    throw Error("making a NCCL communicator over MPI: broadcasting the NCCL "
+                "id failed on rank " +
+                std::to_string(rank));
+  return makeNcclCommunicator(id, rank, size);
+}
+#endif
+
+} // namespace optgen::runtime
