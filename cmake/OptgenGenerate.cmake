@@ -1,16 +1,17 @@
 # optgen_generate(TARGET SPEC [DEFINES NAME=VALUE...] [SHAPES FILE]
-#                 [WORLD_SIZE N] [RUNNER] [CUDA])
+#                 [WORLD_SIZE N [SHARD_GROUP G]] [RUNNER] [CUDA])
 #
 # Compiles SPEC with optgen (at build time) into a static library TARGET,
 # linking optgen's runtime; with CUDA, the CUDA target's code, built with
 # nvcc as the generated CMakeLists.txt builds it and linking the runtime's
 # cuda component (needs OPTGEN_CUDA); with SHAPES, for the parameters that file's
 # header describes (the plan fixed in the code); with WORLD_SIZE too, the
-# distributed step on N ranks compiled as well; with RUNNER also the
+# distributed step on N ranks compiled as well (with SHARD_GROUP, in shard
+# groups of G ranks: --shard-group); with RUNNER also the
 # executable TARGET_runner that replays case files. The optimizer's class is
 # optgen_generated::<the spec's optimizer name>, declared in <name>.h.
 function(optgen_generate target spec)
-  cmake_parse_arguments(ARG "RUNNER;CUDA" "SHAPES;WORLD_SIZE" "DEFINES" ${ARGN})
+  cmake_parse_arguments(ARG "RUNNER;CUDA" "SHAPES;WORLD_SIZE;SHARD_GROUP" "DEFINES" ${ARGN})
   get_filename_component(spec "${spec}" ABSOLUTE)
   # The optimizer's name decides the file names: read it from the spec.
   file(STRINGS "${spec}" header REGEX "^[ \t]*optimizer[ \t]+[A-Za-z_][A-Za-z0-9_]*")
@@ -27,6 +28,9 @@ function(optgen_generate target spec)
   endif()
   if(ARG_WORLD_SIZE)
     list(APPEND shapes --world-size ${ARG_WORLD_SIZE})
+  endif()
+  if(ARG_SHARD_GROUP)
+    list(APPEND shapes --shard-group ${ARG_SHARD_GROUP})
   endif()
   if(ARG_CUDA)
     set(flag cuda)

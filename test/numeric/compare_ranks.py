@@ -1,7 +1,7 @@
 """The distributed step against one rank: compare_ranks.py --runner R
 [--reference-runner R1] --case C --mpiexec M --ranks N [--split-grads]
 [--replicated-bytes B]
-[--explain-with OPTGEN --spec SPEC [--define NAME=VALUE]]
+[--explain-with OPTGEN --spec SPEC [--define NAME=VALUE] [--shard-group G]]
 
 Replays the case with 1 rank and with N ranks (mpirun) and checks that every
 parameter ends the same (rel < 1e-6). The one rank runs R1 when given (a
@@ -44,6 +44,7 @@ def main():
     parser.add_argument("--explain-with", metavar="OPTGEN")
     parser.add_argument("--spec")
     parser.add_argument("--define", action="append", default=[])
+    parser.add_argument("--shard-group", help="explain's --shard-group")
     args = parser.parse_args()
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     os.environ.update(env)
@@ -59,8 +60,9 @@ def main():
         explained = None
         if args.explain_with:
             defines = [f"-D{d}" for d in args.define]
+            groups = ["--shard-group", args.shard_group] if args.shard_group else []
             subprocess.run([args.explain_with, "explain", args.spec, *defines,
-                            "--shapes", args.case,
+                            "--shapes", args.case, *groups,
                             "--world-size", str(args.ranks), "--report", f"{tmp}/plan.json"],
                            check=True, stdout=subprocess.DEVNULL)
             with open(f"{tmp}/plan.json") as f:

@@ -18,6 +18,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <utility>
+#include <vector>
 
 using namespace optgen;
 
@@ -58,9 +60,12 @@ TEST(Schedule, UnitsAreThePlannersDecisions) {
   std::mt19937 random(7);
   for (int trial = 0; trial < 8; ++trial) {
     auto model = randomModel(random);
-    for (int worldSize : {1, 2, 3, 5, 8, 64}) {
+    // World sizes, and shard groups (hybrid sharding; 0: one group).
+    for (auto [worldSize, shardGroup] : std::vector<std::pair<int, int>>{
+             {1, 0}, {2, 0}, {3, 0}, {5, 0}, {8, 0}, {64, 0}, {8, 2}, {64, 8}}) {
       SCOPED_TRACE("trial " + std::to_string(trial) + ", " +
-                   std::to_string(worldSize) + " ranks");
+                   std::to_string(worldSize) + " ranks in groups of " +
+                   std::to_string(shardGroup));
       std::unique_ptr<LoadedSpec> loaded =
           loadSpec(OPTGEN_EXAMPLES_DIR "/nanochat.opt", {}, "");
       ASSERT_TRUE(loaded);
@@ -74,12 +79,13 @@ TEST(Schedule, UnitsAreThePlannersDecisions) {
       mlir::PassManager pm(&loaded->context);
       PlanPipelineOptions options;
       options.worldSize = worldSize;
+      options.shardGroup = shardGroup;
       buildPlanPipeline(pm, options);
       ASSERT_TRUE(mlir::succeeded(pm.run(*loaded->module)));
 
       runtime::Plan plan;
       mlir::FailureOr<runtime::ShardPlan> planned =
-          planShardsFor(optimizer, worldSize, plan);
+          planShardsFor(optimizer, worldSize, plan, shardGroup);
       ASSERT_TRUE(mlir::succeeded(planned));
       auto schedule = *optimizer.getBlock().getOps<ScheduleOp>().begin();
       if (worldSize == 1) {
@@ -102,6 +108,8 @@ TEST(Schedule, UnitsAreThePlannersDecisions) {
       }
       runtime::ShardPlan read = readShardPlan(schedule);
       EXPECT_EQ(read.worldSize, planned->worldSize);
+      EXPECT_EQ(read.groupSize, planned->groupSize);
+      EXPECT_EQ(read.groupSize, shardGroup ? shardGroup : worldSize);
       EXPECT_EQ(read.ownedCost, planned->ownedCost);
       ASSERT_EQ(read.units.size(), planned->units.size());
       for (size_t u = 0; u < read.units.size(); ++u) {

@@ -1295,6 +1295,10 @@ void emitCompiledStep(ScheduleOp schedule, raw_ostream &os) {
      << " ranks, as compiled (optgen.schedule): every reduction first, each "
         "unit\n// computed once its reduction has landed, its gather "
         "launched at once.\n";
+  if (schedule.getShardGroupSize() < schedule.getWorldSize())
+    os << "// In shard groups of " << schedule.getShardGroupSize()
+       << " ranks: a reduce-scatter averages within the group, then its "
+          "part\n// across the groups; an all-gather stays in the group.\n";
   os << "void compiledStep(optgen::runtime::Executor &executor) {\n";
   for (Operation &op : schedule.getBody().front()) {
     if (auto unit = dyn_cast<UnitOp>(op)) {
@@ -1372,7 +1376,11 @@ std::string compiledScheduleTable(ScheduleOp schedule,
     os << "}, optgen::runtime::DType::"
        << (payload && payload.isBF16() ? "BF16" : "F32") << "},\n";
   }
-  os << "    }, compiledStep};\n";
+  os << "    }, compiledStep";
+  // Shard groups (hybrid sharding): the ranks of a group.
+  if (schedule.getShardGroupSize() < schedule.getWorldSize())
+    os << ", " << schedule.getShardGroupSize();
+  os << "};\n";
   return text;
 }
 
@@ -1539,6 +1547,8 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
      << (distribute && distribute.getSmallNumel() ? *distribute.getSmallNumel()
                                                   : 0)
      << ";\n";
+  if (distribute && distribute.getShardGroup())
+    os << "  spec.shardGroup = " << *distribute.getShardGroup() << ";\n";
   os << "  return spec;\n";
   os << "}\n\n";
   os << "} // namespace\n\n";

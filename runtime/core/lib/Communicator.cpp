@@ -17,6 +17,11 @@ void Communicator::bindStream(void *stream) {
     throw Error("this communicator works on the host: it takes no stream");
 }
 
+std::unique_ptr<Communicator> Communicator::split(int, int) {
+  throw Error("this communicator has no groups: it cannot run a step with "
+              "shard groups");
+}
+
 void checkCollectiveDType(DType dtype, const char *what) {
   if (dtype != DType::F32 && dtype != DType::BF16)
     throw Error(std::string(what) + " of " + std::string(dtypeName(dtype)) +
@@ -27,6 +32,34 @@ namespace {
 
 struct DoneRequest : Request {
   void wait() override {}
+};
+
+struct ChainedRequest : Request {
+  ChainedRequest(RequestPtr first, Communicator &communicator, void *data,
+                 int64_t count, DType dtype)
+      : first(std::move(first)), communicator(communicator), data(data),
+        count(count), dtype(dtype) {}
+  ~ChainedRequest() override {
+    // Unwaited: complete both, as every Request does; errors are lost.
+    try {
+      wait();
+    } catch (...) {
+    }
+  }
+  void wait() override {
+    if (first) {
+      first->wait();
+      first.reset();
+      second = communicator.allReduceMean(data, count, dtype);
+    }
+    if (second)
+      second->wait();
+  }
+  RequestPtr first, second;
+  Communicator &communicator;
+  void *data;
+  int64_t count;
+  DType dtype;
 };
 
 class SingleRankCommunicator : public Communicator {
@@ -59,6 +92,10 @@ public:
     return std::make_unique<DoneRequest>();
   }
 
+  std::unique_ptr<Communicator> split(int, int) override {
+    return std::make_unique<SingleRankCommunicator>();
+  }
+
 private:
   static void checkCounts(const std::vector<int64_t> &counts) {
     if (counts.size() != 1 || counts[0] < 0)
@@ -73,6 +110,12 @@ private:
 };
 
 } // namespace
+
+RequestPtr thenAllReduceMean(RequestPtr first, Communicator &communicator,
+                             void *data, int64_t count, DType dtype) {
+  return std::make_unique<ChainedRequest>(std::move(first), communicator, data,
+                                          count, dtype);
+}
 
 std::unique_ptr<Communicator> makeSingleRankCommunicator() {
   return std::make_unique<SingleRankCommunicator>();

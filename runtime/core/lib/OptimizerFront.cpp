@@ -257,6 +257,8 @@ StepSchedule OptimizerFront::compiledSchedule() const {
   // planned, the buckets only regrouped for describePlan().
   StepSchedule schedule;
   schedule.worldSize = compiled.worldSize;
+  schedule.groupSize =
+      compiled.groupSize < compiled.worldSize ? compiled.groupSize : 0;
   std::vector<size_t> groupOf;
   std::vector<std::vector<int64_t>> shapes;
   for (const PlannedParam &planned : spec_.plannedParams) {
@@ -316,7 +318,7 @@ StepSchedule OptimizerFront::plannedSchedule() {
   }
   return buildStepSchedule(std::move(params), std::move(plan.buckets),
                            spec_.distribution, communicator_->size(),
-                           spec_.smallNumel);
+                           spec_.smallNumel, spec_.shardGroup);
 }
 
 std::vector<ElementRange> OptimizerFront::partsOf(int rank) const {
@@ -372,6 +374,19 @@ void OptimizerFront::finalize() {
   std::vector<ElementRange> parts = partsOf(communicator_->rank());
   ExecutorSetup setup{
       &schedule_, communicator_->rank(), {}, communicator_.get()};
+  int group = shardGroupOf(schedule_);
+  if (group < schedule_.worldSize) {
+    if (!executor_->runsShardGroups())
+      throw Error("optimizer '" + std::string(spec_.name) +
+                  "' shards within groups of " + std::to_string(group) +
+                  " ranks, which this executor does not run");
+    // Every rank splits the same way, in the same order.
+    int rank = communicator_->rank();
+    groupCommunicator_ = communicator_->split(rank / group, rank % group);
+    crossCommunicator_ = communicator_->split(rank % group, rank / group);
+    setup.groupCommunicator = groupCommunicator_.get();
+    setup.crossCommunicator = crossCommunicator_.get();
+  }
   for (size_t i = 0; i < params_.size(); ++i) {
     Param &p = params_[i];
     const RuleSpec &rule = ruleOf(i);
@@ -493,7 +508,11 @@ void OptimizerFront::saveState(const std::string &path) {
   // Each state is gathered whole (parts of sharded ones come from the
   // ranks holding them) and rank 0 writes it, keyed by parameter name, so
   // the file is the same whatever the number of ranks.
-  int size = communicator_->size(), rank = communicator_->rank();
+  // With shard groups every group holds all of the state: its ranks (the
+  // positions 0 .. G - 1) gather it.
+  Communicator &gather =
+      groupCommunicator_ ? *groupCommunicator_ : *communicator_;
+  int size = gather.size(), rank = communicator_->rank();
   std::vector<std::vector<ElementRange>> parts(size); // [rank][param]
   for (int r = 0; r < size; ++r)
     parts[r] = partsOf(r);
@@ -512,8 +531,7 @@ void OptimizerFront::saveState(const std::string &path) {
           static_cast<size_t>(p.heldRows[s] * p.heldCols[s]));
       executor_->readState(i, s, held.data());
       std::vector<float> whole(static_cast<size_t>(full));
-      communicator_->allGather(held.data(), whole.data(), counts, DType::F32)
-          ->wait();
+      gather.allGather(held.data(), whole.data(), counts, DType::F32)->wait();
       std::vector<unsigned char> bytes(whole.size() * sizeof(float));
       if (!bytes.empty())
         std::memcpy(bytes.data(), whole.data(), bytes.size());

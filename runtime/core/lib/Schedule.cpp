@@ -64,10 +64,14 @@ static UnitKind kindOf(ShardUnit::Kind kind) {
   return UnitKind::Local;
 }
 
+int shardGroupOf(const StepSchedule &schedule) {
+  return schedule.groupSize > 0 ? schedule.groupSize : schedule.worldSize;
+}
+
 StepSchedule buildStepSchedule(std::vector<ScheduleParam> params,
                                std::vector<Bucket> buckets,
                                Distribution distribution, int worldSize,
-                               int64_t smallNumel) {
+                               int64_t smallNumel, int64_t shardGroup) {
   if (worldSize < 1)
     throw Error("a world of " + std::to_string(worldSize) + " ranks");
   StepSchedule schedule;
@@ -99,7 +103,10 @@ StepSchedule buildStepSchedule(std::vector<ScheduleParam> params,
     plan.groupOf.push_back(param.group);
     shardParams.push_back({param.shape, param.elementwise});
   }
-  ShardPlan shards = planShards(plan, shardParams, worldSize, smallNumel);
+  ShardPlan shards =
+      planShards(plan, shardParams, worldSize, smallNumel, shardGroup);
+  if (shards.groupSize < worldSize)
+    schedule.groupSize = shards.groupSize;
   for (ShardUnit &shard : shards.units)
     schedule.units.push_back({kindOf(shard.kind),
                               commonRule(all, shard.params),
@@ -137,9 +144,14 @@ StepSchedule buildStepSchedule(std::vector<ScheduleParam> params,
 }
 
 void deriveRanges(StepSchedule &schedule) {
-  int world = schedule.worldSize;
-  if (world < 1)
-    throw Error("a schedule for " + std::to_string(world) + " ranks");
+  int ranks = schedule.worldSize;
+  if (ranks < 1)
+    throw Error("a schedule for " + std::to_string(ranks) + " ranks");
+  // Counts and owners are for the positions of a shard group.
+  int world = shardGroupOf(schedule);
+  if (world < 1 || ranks % world != 0)
+    throw Error("a schedule for " + std::to_string(ranks) +
+                " ranks in shard groups of " + std::to_string(world));
   const std::vector<ScheduleParam> &params = schedule.params;
   std::vector<int> unitOf(params.size(), -1);
   for (size_t u = 0; u < schedule.units.size(); ++u) {
@@ -242,6 +254,9 @@ void deriveRanges(StepSchedule &schedule) {
         at += numels[k];
       }
     }
+    // Every group alike.
+    for (int r = world; r < ranks; ++r)
+      unit.ranges.push_back(unit.ranges[r % world]);
   }
   for (size_t p = 0; p < params.size(); ++p)
     if (unitOf[p] < 0)
@@ -267,6 +282,24 @@ Traffic collectiveTraffic(const StepUnit &unit, ScheduleOp::Kind collective,
   default:
     return {};
   }
+}
+
+Traffic collectiveTraffic(const StepSchedule &schedule, int index,
+                          ScheduleOp::Kind collective, int rank) {
+  const StepUnit &unit = schedule.units.at(index);
+  int group = shardGroupOf(schedule);
+  if (group == schedule.worldSize || unit.kind == UnitKind::Small)
+    return collectiveTraffic(unit, collective, rank % group);
+  Traffic traffic;
+  if (group > 1)
+    traffic = collectiveTraffic(unit, collective, rank % group);
+  if (collective == ScheduleOp::Kind::ReduceScatter) {
+    int64_t part = static_cast<int64_t>(dtypeSize(unit.payload)) *
+                   unit.counts.at(rank % group);
+    traffic.sent += part;
+    traffic.received += part;
+  }
+  return traffic;
 }
 
 } // namespace optgen::runtime

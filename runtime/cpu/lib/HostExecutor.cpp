@@ -137,6 +137,7 @@ int64_t numelOf(const std::vector<int64_t> &shape) {
 class HostExecutor final : public Executor {
 public:
   void prepare(const ExecutorSetup &setup) override;
+  bool runsShardGroups() const override { return true; }
   void beginStep() override;
   void endStep() override;
   Token launchAllReduce(int unit) override;
@@ -209,7 +210,13 @@ void HostExecutor::expectPhase(const Unit &unit, int index, Phase phase,
 void HostExecutor::prepare(const ExecutorSetup &setup) {
   setup_ = setup; // the calls point into this copy's parameters
   const StepSchedule &schedule = *setup_.schedule;
-  int rank = setup_.rank;
+  // Counts and owners are by position in a shard group (every rank's, when
+  // there are no groups).
+  int group = shardGroupOf(schedule);
+  int rank = setup_.rank % group;
+  if (group < schedule.worldSize &&
+      (!setup_.groupCommunicator || !setup_.crossCommunicator))
+    throw Error("a step in shard groups needs the group's communicators");
   for (size_t p = 0; p < setup_.params.size(); ++p)
     for (const TensorView *view :
          {&setup_.params[p].param, &setup_.params[p].grad})
@@ -243,7 +250,7 @@ void HostExecutor::prepare(const ExecutorSetup &setup) {
       unit.packed.assign(static_cast<size_t>(total) * payloadSize, 0);
     } else if (split) {
       int64_t counted = 0;
-      for (int r = 0; r < schedule.worldSize; ++r) {
+      for (int r = 0; r < group; ++r) {
         if (r == rank)
           mine = counted;
         counted += spec.counts[r];
@@ -406,7 +413,9 @@ void HostExecutor::endStep() {
 }
 
 void HostExecutor::count(const Unit &unit, ScheduleOp::Kind collective) {
-  Traffic traffic = collectiveTraffic(*unit.spec, collective, setup_.rank);
+  Traffic traffic = collectiveTraffic(
+      *setup_.schedule, static_cast<int>(&unit - units_.data()), collective,
+      setup_.rank);
   sent_ += traffic.sent;
   received_ += traffic.received;
 }
@@ -447,8 +456,15 @@ Token HostExecutor::launchReduceScatter(int index) {
     throw Error(describe(index) + " has no reduce-scatter");
   expectPhase(u, index, Phase::Idle, "reduce-scatter");
   pack(u);
-  u.reduction = setup_.communicator->reduceScatterMean(
-      u.packed.data(), u.part.data(), u.spec->counts, u.spec->payload);
+  // With shard groups: within the group, then the part across the groups.
+  Communicator &group = setup_.groupCommunicator ? *setup_.groupCommunicator
+                                                 : *setup_.communicator;
+  u.reduction = group.reduceScatterMean(u.packed.data(), u.part.data(),
+                                        u.spec->counts, u.spec->payload);
+  if (setup_.crossCommunicator)
+    u.reduction = thenAllReduceMean(
+        std::move(u.reduction), *setup_.crossCommunicator, u.part.data(),
+        u.spec->counts[setup_.rank % group.size()], u.spec->payload);
   count(u, ScheduleOp::Kind::ReduceScatter);
   u.phase = Phase::Reducing;
   return Token{2 * index};
@@ -459,8 +475,10 @@ Token HostExecutor::launchAllGather(int index) {
   if (u.spec->kind != UnitKind::Flat && u.spec->kind != UnitKind::Owned)
     throw Error(describe(index) + " has no all-gather");
   expectPhase(u, index, Phase::Computed, "all-gather");
-  u.gather = setup_.communicator->allGather(u.part.data(), u.packed.data(),
-                                            u.spec->counts, u.spec->payload);
+  Communicator &group = setup_.groupCommunicator ? *setup_.groupCommunicator
+                                                 : *setup_.communicator;
+  u.gather = group.allGather(u.part.data(), u.packed.data(), u.spec->counts,
+                             u.spec->payload);
   count(u, ScheduleOp::Kind::AllGather);
   u.phase = Phase::Gathering;
   return Token{2 * index + 1};

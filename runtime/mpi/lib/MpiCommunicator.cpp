@@ -103,11 +103,26 @@ public:
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     check(MPI_Op_create(&sumBF16, /*commute=*/1, &sumBF16_), "MPI_Op_create");
   }
+  /// Over `comm`, which it frees (a split of another's).
+  explicit MpiCommunicator(MPI_Comm comm) : comm_(comm), owned_(true) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    check(MPI_Op_create(&sumBF16, /*commute=*/1, &sumBF16_), "MPI_Op_create");
+  }
   ~MpiCommunicator() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized)
-      MPI_Op_free(&sumBF16_);
+    if (finalized)
+      return;
+    MPI_Op_free(&sumBF16_);
+    if (owned_)
+      MPI_Comm_free(&comm_);
+  }
+
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    MPI_Comm comm;
+    check(MPI_Comm_split(comm_, color, key, &comm), "MPI_Comm_split");
+    return std::make_unique<MpiCommunicator>(comm);
   }
 
   int rank() const override { return rank_; }
@@ -117,8 +132,7 @@ public:
     checkCollectiveDType(dtype, "all-reduce");
     MPI_Request request;
     check(MPI_Iallreduce(MPI_IN_PLACE, data, asInt(count, "all-reduce"),
-                         mpiType(dtype), sumOf(dtype), MPI_COMM_WORLD,
-                         &request),
+                         mpiType(dtype), sumOf(dtype), comm_, &request),
           "MPI_Iallreduce");
     return std::make_unique<MpiRequest>(request, data, count, dtype, size_);
   }
@@ -130,7 +144,7 @@ public:
     std::vector<int> ints = toInts(counts, "reduce-scatter");
     MPI_Request request;
     check(MPI_Ireduce_scatter(send, recv, ints.data(), mpiType(dtype),
-                              sumOf(dtype), MPI_COMM_WORLD, &request),
+                              sumOf(dtype), comm_, &request),
           "MPI_Ireduce_scatter");
     return std::make_unique<MpiRequest>(request, recv, counts[rank_], dtype,
                                         size_);
@@ -146,8 +160,7 @@ public:
       offsets[r] = offsets[r - 1] + ints[r - 1];
     MPI_Request request;
     check(MPI_Iallgatherv(send, ints[rank_], mpiType(dtype), recv, ints.data(),
-                          offsets.data(), mpiType(dtype), MPI_COMM_WORLD,
-                          &request),
+                          offsets.data(), mpiType(dtype), comm_, &request),
           "MPI_Iallgatherv");
     return std::make_unique<MpiRequest>(request, nullptr, 0, dtype, size_);
   }
@@ -173,6 +186,8 @@ private:
     return ints;
   }
 
+  MPI_Comm comm_ = MPI_COMM_WORLD;
+  bool owned_ = false;
   int rank_ = 0, size_ = 1;
   MPI_Op sumBF16_ = MPI_OP_NULL;
 };

@@ -76,7 +76,21 @@ public:
   virtual RequestPtr allGather(const void *send, void *recv,
                                const std::vector<int64_t> &counts,
                                DType dtype) = 0;
+
+  /// A communicator over the ranks of this one that pass the same `color`,
+  /// ranked by `key` (then by rank), as MPI_Comm_split makes it: the shard
+  /// groups of a hybrid step and the ranks of one position across them.
+  /// Every rank calls it, with no collective in flight. Throws Error where
+  /// the implementation has no groups (the default).
+  virtual std::unique_ptr<Communicator> split(int color, int key);
 };
+
+/// A request that completes `first`, then averages data[0, count) over
+/// `communicator` (allReduceMean) and completes that: the reduce-scatter of
+/// a hybrid step followed by its part's average across the groups. On the
+/// host the all-reduce starts when the request is waited for.
+RequestPtr thenAllReduceMean(RequestPtr first, Communicator &communicator,
+                             void *data, int64_t count, DType dtype);
 
 /// Throws Error unless `dtype` is one collectives carry (F32, BF16); `what`
 /// names the collective.

@@ -56,6 +56,11 @@ struct ExecutorSetup {
   int rank;
   std::vector<ExecutorParam> params;
   Communicator *communicator;
+  /// With shard groups (schedule->groupSize): the rank's group, where
+  /// reduce-scatters and all-gathers run, and the ranks of its position in
+  /// every group, where a reduce-scatter's part is averaged. Null without.
+  Communicator *groupCommunicator = nullptr;
+  Communicator *crossCommunicator = nullptr;
 };
 
 class Executor {
@@ -65,6 +70,9 @@ public:
   /// Allocates everything a step needs; called once, by finalize(). Throws
   /// Error naming the parameter it cannot step (memory on another device).
   virtual void prepare(const ExecutorSetup &setup) = 0;
+
+  /// Whether it runs schedules with shard groups (hybrid sharding).
+  virtual bool runsShardGroups() const { return false; }
 
   /// Around every step's primitives. endStep() throws Error when the step
   /// left a unit incomplete (a collective not waited for, a unit not

@@ -145,6 +145,9 @@ private:
   std::vector<Param> params_;
   std::vector<std::vector<double>> hypers_; ///< per group, flattened
   std::unique_ptr<Communicator> communicator_;
+  /// With shard groups: this rank's group, and the ranks of its position
+  /// across the groups (splits of communicator_).
+  std::unique_ptr<Communicator> groupCommunicator_, crossCommunicator_;
   StepSchedule schedule_;
   bool finalized_ = false;
 };

@@ -138,6 +138,8 @@ struct CompiledSchedule {
   /// The units (StepUnit::ranges left empty: the runtime derives them).
   std::vector<StepUnit> units;
   void (*step)(Executor &executor) = nullptr;
+  /// Shard groups of this many ranks (StepSchedule::groupSize); 0: one.
+  int groupSize = 0;
 };
 
 struct OptimizerSpec {
@@ -146,6 +148,9 @@ struct OptimizerSpec {
   std::vector<GroupSpec> groups;
   Distribution distribution;
   int64_t smallNumel;
+  /// The distribution's shard_group (0: none), for a step the runtime
+  /// plans itself.
+  int64_t shardGroup = 0;
   /// Empty unless compiled with --shapes: then exactly these parameters
   /// must be registered, and they keep these groups.
   std::vector<PlannedParam> plannedParams = {};

@@ -105,6 +105,12 @@ struct ScheduleOp {
 /// A step for `worldSize` ranks.
 struct StepSchedule {
   int worldSize = 1;
+  /// Hybrid sharding: the ranks form groups of `groupSize` consecutive
+  /// ranks, each sharing the units out alike (counts and owners name the
+  /// positions of a group; rank r takes position r % groupSize); a
+  /// reduce-scatter averages within the group, then its part across the
+  /// groups; an all-gather stays in the group. 0: one group of every rank.
+  int groupSize = 0;
   std::vector<ScheduleParam> params;
   /// Same-shape parameters of a group (planStep's buckets).
   std::vector<Bucket> buckets;
@@ -118,11 +124,15 @@ struct StepSchedule {
 
 /// The schedule of a step over `params` grouped into `buckets`: Local units
 /// when `distribution` is None or `worldSize` is 1, else planShards' units
-/// for ZeRO-2 (`smallNumel` the size under which a tensor is all-reduced).
+/// for ZeRO-2 (`smallNumel` the size under which a tensor is all-reduced,
+/// `shardGroup` the spec's shard_group, 0 when it has none).
 StepSchedule buildStepSchedule(std::vector<ScheduleParam> params,
                                std::vector<Bucket> buckets,
                                Distribution distribution, int worldSize,
-                               int64_t smallNumel);
+                               int64_t smallNumel, int64_t shardGroup = 0);
+
+/// The ranks of a shard group of `schedule`: groupSize, or every rank.
+int shardGroupOf(const StepSchedule &schedule);
 
 /// Fills each unit's `ranges` from its kind, members, owners and counts,
 /// after checking that they fit together on `schedule.worldSize` ranks
@@ -139,6 +149,11 @@ struct Traffic {
 };
 Traffic collectiveTraffic(const StepUnit &unit, ScheduleOp::Kind collective,
                           int rank);
+/// The same in a schedule that may have shard groups: a reduce-scatter also
+/// gives and gets the rank's part across the groups, and within a group of
+/// one rank a reduce-scatter or all-gather is a copy.
+Traffic collectiveTraffic(const StepSchedule &schedule, int unit,
+                          ScheduleOp::Kind collective, int rank);
 
 } // namespace optgen::runtime
 
