@@ -6,7 +6,9 @@ predicts the compute time of every unit of nanochat's step on one rank
 (--world-size 1: each bucket of examples/nanochat.opt, -D compute=f32, at
 the CPU benchmark's vocabulary of 8192, is one unit), and `optgen-bench
 --quick --only NAMES` times the generated CPU step of that bucket's
-parameters alone (median of its timed steps). The whole step is predicted
+parameters alone (the median of its timed steps; --runs such timings, of
+which the table gives the median and the range: this machine has a slow
+mode, see bench/RESULTS.md). The whole step is predicted
 as the sum of its units and timed with every parameter.
 
 GPU, where scripts/gpu-check.sh has run (--gpu DIR, its output folder):
@@ -21,7 +23,8 @@ Not a test: the times depend on the machine and its load (the table gives
 the share of the CPUs other processes took while each part was timed).
 Record its table in bench/RESULTS.md and docs/DISTRIBUTED.md.
 
-  bench/sim_check.py [--build build-bench] [--depths 4,6] [--gpu DIR]
+  bench/sim_check.py [--build build-bench] [--depths 4,6] [--runs 5]
+                     [--gpu DIR]
 
 It builds `optgen` and `optgen-bench` in the build folder (configured by
 bench/run.sh, or any Release build of this tree).
@@ -34,6 +37,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPES = os.path.join(ROOT, "test", "Driver", "nanochat_shapes.py")
@@ -73,7 +77,32 @@ def predict(optgen, depth, vocab, machine, defines, tmp):
         return json.load(f)["simulation"]
 
 
+def busy_share(seconds=3.0):
+    """The share of all CPUs busy over `seconds` (/proc/stat)."""
+    def sample():
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+        idle = fields[3] + fields[4]
+        return sum(fields) - idle, sum(fields)
+    b0, t0 = sample()
+    time.sleep(seconds)
+    b1, t1 = sample()
+    return (b1 - b0) / max(t1 - t0, 1)
+
+
+QUIET_WAIT = 0
+
+
+def wait_quiet():
+    """As bench/run.sh: wait until others leave the CPUs alone (under 10%
+    busy over 3 s), for at most QUIET_WAIT seconds."""
+    deadline = time.monotonic() + QUIET_WAIT
+    while time.monotonic() < deadline and busy_share() > 0.10:
+        pass
+
+
 def quick(bench, depth, only):
+    wait_quiet()
     command = [bench, "--quick", "--depths", str(depth)]
     if only:
         command += ["--only", only]
@@ -84,11 +113,20 @@ def quick(bench, depth, only):
     return float(fields["median_ms"]), float(fields["others_pct"])
 
 
-def cpu_table(build, depths, tmp):
+def timed(bench, depth, only, runs):
+    """The median over `runs` of optgen-bench's medians, their range, and
+    the most CPU other processes took while one was timed."""
+    results = [quick(bench, depth, only) for _ in range(runs)]
+    times = sorted(ms for ms, _ in results)
+    middle = (times[(runs - 1) // 2] + times[runs // 2]) / 2
+    return middle, times[0], times[-1], max(o for _, o in results)
+
+
+def cpu_table(build, depths, runs, tmp):
     optgen = os.path.join(build, "bin", "optgen")
     bench = os.path.join(build, "bin", "optgen-bench")
-    rows = ["| depth | unit | predicted ms | measured ms (median) | "
-            "measured / predicted | others' CPU |",
+    rows = [f"| depth | unit | predicted ms | measured ms, median of {runs} "
+            "(min–max) | measured / predicted | others' CPU (most) |",
             "|---|---|---|---|---|---|"]
     for depth in depths:
         sim = predict(optgen, depth, 8192, "cpu", ["compute=f32"], tmp)
@@ -100,14 +138,14 @@ def cpu_table(build, depths, tmp):
             # The lambdas (a few dozen floats) are too small to time.
             if only is None or predicted < 0.05:
                 continue
-            measured, others = quick(bench, depth, only)
+            measured, low, high, others = timed(bench, depth, only, runs)
             rows.append(f"| {depth} | {label} | {predicted:.2f} | "
-                        f"{measured:.2f} | {measured / predicted:.2f} | "
-                        f"{others:.0f}% |")
-        measured, others = quick(bench, depth, None)
+                        f"{measured:.2f} ({low:.2f}–{high:.2f}) | "
+                        f"{measured / predicted:.2f} | {others:.0f}% |")
+        measured, low, high, others = timed(bench, depth, None, runs)
         rows.append(f"| {depth} | **whole step** | {total:.2f} | "
-                    f"{measured:.2f} | {measured / total:.2f} | "
-                    f"{others:.0f}% |")
+                    f"{measured:.2f} ({low:.2f}–{high:.2f}) | "
+                    f"{measured / total:.2f} | {others:.0f}% |")
     return rows
 
 
@@ -156,14 +194,21 @@ def main():
                         help="scripts/gpu-check.sh's output folder")
     parser.add_argument("--no-cpu", action="store_true",
                         help="only the GPU comparison")
+    parser.add_argument("--runs", type=int, default=5,
+                        help="timings of each unit (default 5)")
+    parser.add_argument("--quiet-wait", type=float, default=900,
+                        help="seconds to wait, before each timing, for a "
+                             "quiet machine (default 900)")
     args = parser.parse_args()
+    global QUIET_WAIT
+    QUIET_WAIT = args.quiet_wait
     targets = ["optgen"] + ([] if args.no_cpu else ["optgen-bench"])
     subprocess.run(["ninja", "-C", args.build] + targets, check=True,
                    stdout=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory() as tmp:
         if not args.no_cpu:
             depths = [int(d) for d in args.depths.split(",")]
-            print("\n".join(cpu_table(args.build, depths, tmp)))
+            print("\n".join(cpu_table(args.build, depths, args.runs, tmp)))
         if args.gpu:
             print()
             print("\n".join(gpu_table(args.build, args.gpu, tmp)))

@@ -570,10 +570,15 @@ int explain() {
     if (failed(lowerToKernels(module)))
       return 1;
     if (*group < 0) {
+      // Choosing the group is part of planning.
+      auto choosing = std::chrono::steady_clock::now();
       FailureOr<SmallVector<ShardGroupChoice>> choices =
           chooseShardGroup(optimizer, worldSize, *machine);
       if (failed(choices))
         return 1;
+      *planSeconds += std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - choosing)
+                          .count();
       outs() << "shard group chosen by the cost model on " << machine->name
              << ": " << choices->front().groupSize
              << " ranks (predicted step time by group size:";
