@@ -294,6 +294,10 @@ private:
   llvm::DenseMap<const FunctionDecl *, const ast::Binding *> declarations;
   /// The current rule's parameter.
   Value ruleParam;
+  /// Nested expressions and blocks being generated, across inlined calls.
+  unsigned genDepth = 0;
+  bool reportedTooDeep = false;
+  static constexpr unsigned kMaxGenDepth = 1000;
   /// Calls inlined into the current rule, against a blow-up.
   unsigned inlinedCalls = 0;
   static constexpr unsigned kMaxInlinedCalls = 10000;
@@ -1302,7 +1306,31 @@ private:
                                       tuple.getType(position), base, position);
   }
 
+  /// Holds one level of `genDepth` for as long as it lives.
+  struct DepthScope {
+    explicit DepthScope(unsigned &depth) : depth(depth) { ++depth; }
+    ~DepthScope() { --depth; }
+    unsigned &depth;
+  };
+
+  /// Expressions and blocks nest at most kMaxNestingDepth deep in the
+  /// source, but inlined calls stack them: this bounds the recursion of
+  /// generating them, whatever the functions.
+  bool tooDeep(SMLoc at) {
+    if (genDepth <= kMaxGenDepth)
+      return false;
+    if (!reportedTooDeep)
+      error(at) << "expressions and blocks nested too deeply, counting "
+                   "those of the functions called (the limit is "
+                << kMaxGenDepth << ")";
+    reportedTooDeep = true;
+    return true;
+  }
+
   Value genExpr(const Expr &expr) {
+    DepthScope depth(genDepth);
+    if (tooDeep(expr.getLoc()))
+      return {};
     switch (expr.getKind()) {
     case Expr::Kind::Number:
     case Expr::Kind::String: {
@@ -1617,6 +1645,9 @@ private:
 
   /// Generates `block`, the body of an `if` or `for`, in a new scope.
   LogicalResult genScopedBlock(const ast::Block &block) {
+    DepthScope depth(genDepth);
+    if (!block.empty() && tooDeep(block.front()->getLoc()))
+      return failure();
     scopes.emplace_back();
     ++controlDepth;
     LogicalResult result = genBlock(block);
