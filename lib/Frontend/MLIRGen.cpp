@@ -18,6 +18,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -1133,34 +1134,39 @@ private:
   /// through the functions it calls: what makes it callable once per rule,
   /// at its top level. Null when it declares none.
   const ast::Binding *firstDeclaration(const FunctionDecl &function) {
-    auto [it, inserted] = declarations.try_emplace(&function, nullptr);
-    if (!inserted)
-      return it->second; // known, or in progress (a recursion, reported later)
+    auto known = declarations.find(&function);
+    if (known != declarations.end())
+      return known->second;
+    // Breadth first over the functions it calls, each once: no recursion
+    // through calls, however long their chains.
     const ast::Binding *found = nullptr;
-    std::function<void(const Expr &)> visitExpr = [&](const Expr &expr) {
-      if (found)
-        return;
-      if (auto *call = dyn_cast<CallExpr>(&expr)) {
-        auto callee = functions.find(call->getCallee());
-        if (callee != functions.end())
-          found = firstDeclaration(*callee->second);
-      }
-      forEachChild(expr, visitExpr);
-    };
-    std::function<void(const ast::Block &)> visitBlock =
-        [&](const ast::Block &block) {
-          for (const StmtPtr &stmt : block) {
-            if (found)
-              return;
-            if (auto *hyper = dyn_cast<HyperStmt>(stmt.get()))
-              found = &hyper->getItems().front();
-            else if (auto *state = dyn_cast<StateStmt>(stmt.get()))
-              found = &state->getItems().front();
-            else
-              forEachChild(*stmt, visitExpr, visitBlock);
-          }
-        };
-    visitBlock(function.getBody());
+    SmallVector<const FunctionDecl *> worklist{&function};
+    llvm::SmallPtrSet<const FunctionDecl *, 8> seen;
+    seen.insert(&function);
+    for (size_t i = 0; i < worklist.size() && !found; ++i) {
+      std::function<void(const Expr &)> visitExpr = [&](const Expr &expr) {
+        if (auto *call = dyn_cast<CallExpr>(&expr)) {
+          auto callee = functions.find(call->getCallee());
+          if (callee != functions.end() && seen.insert(callee->second).second)
+            worklist.push_back(callee->second);
+        }
+        forEachChild(expr, visitExpr);
+      };
+      std::function<void(const ast::Block &)> visitBlock =
+          [&](const ast::Block &block) {
+            for (const StmtPtr &stmt : block) {
+              if (found)
+                return;
+              if (auto *hyper = dyn_cast<HyperStmt>(stmt.get()))
+                found = &hyper->getItems().front();
+              else if (auto *state = dyn_cast<StateStmt>(stmt.get()))
+                found = &state->getItems().front();
+              else
+                forEachChild(*stmt, visitExpr, visitBlock);
+            }
+          };
+      visitBlock(worklist[i]->getBody());
+    }
     declarations[&function] = found;
     return found;
   }
