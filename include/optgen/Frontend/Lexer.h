@@ -41,6 +41,8 @@ enum class TokenKind {
   KwMatch,
   KwWhere,
   KwDistribute,
+  KwFn,
+  KwReturn,
 
   // Punctuation.
   LParen,       // (
@@ -58,6 +60,7 @@ enum class TokenKind {
   Minus,        // -
   Star,         // *
   Slash,        // /
+  Percent,      // %
   Caret,        // ^
   At,           // @
   Less,         // <
@@ -72,7 +75,7 @@ enum class TokenKind {
 };
 
 inline bool isKeyword(TokenKind kind) {
-  return kind >= TokenKind::KwOptimizer && kind <= TokenKind::KwDistribute;
+  return kind >= TokenKind::KwOptimizer && kind <= TokenKind::KwReturn;
 }
 
 struct Token {

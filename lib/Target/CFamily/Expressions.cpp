@@ -97,6 +97,12 @@ std::string optgen::elementExpression(Operation *op,
           .Case([&](MulOp) { return "(" + in(0) + " * " + in(1) + ")"; })
           .Case([&](DivOp) { return "(" + in(0) + " / " + in(1) + ")"; })
           .Case([&](PowOp) { return call("std::pow", {in(0), in(1)}); })
+          .Case([&](ModOp) {
+            return call("optgen::runtime::remainder", {in(0), in(1)});
+          })
+          .Case([&](FloorDivOp) {
+            return call("optgen::runtime::floorDivide", {in(0), in(1)});
+          })
           .Case([&](MinOp) {
             return call("optgen::runtime::minimum", {in(0), in(1)});
           })
@@ -106,6 +112,7 @@ std::string optgen::elementExpression(Operation *op,
           .Case([&](NegOp) { return "(-" + in(0) + ")"; })
           .Case([&](AbsOp) { return math("std::abs"); })
           .Case([&](SignOp) { return math("optgen::runtime::sign"); })
+          .Case([&](FloorOp) { return math("optgen::runtime::floor"); })
           .Case([&](SqrtOp) { return math("std::sqrt"); })
           .Case([&](RsqrtOp) {
             return "(" + floatLiteral(1, result.isF64()) + " / " +
