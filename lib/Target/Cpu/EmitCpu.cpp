@@ -1063,6 +1063,14 @@ void RuleEmitter::emitWorkspacePointers(RuleOp rule) {
 LogicalResult RuleEmitter::emitStateShapes(RuleOp rule) {
   currentRule = rule;
   std::string ident = legalIdentifier(rule.getSymName());
+  if (getRuleStates(rule).empty()) {
+    // Nothing to shape: no parameter is named, so none is left unused.
+    os << "// Rule '" << commentText(rule.getSymName())
+       << "' keeps no state.\n";
+    os << "void states_" << ident
+       << "(const int64_t *, int, int64_t *, int64_t *) {}\n\n";
+    return success();
+  }
   os << "// The shapes of rule '" << commentText(rule.getSymName())
      << "''s states for a parameter of `shape`.\n";
   os << "void states_" << ident
