@@ -492,6 +492,8 @@ void HostExecutor::wait(Token token) {
 
 void HostExecutor::run(const Call &call, float *workspace) const {
   int64_t length = call.range.length;
+  if (length == 0)
+    return; // a parameter without elements: nothing to update
   float *param = static_cast<float *>(call.param);
   if (call.paramStage) {
     convertElements(call.param, call.paramDType, call.paramStage, DType::F32,

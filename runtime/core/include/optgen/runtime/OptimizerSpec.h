@@ -66,6 +66,9 @@ struct HyperSpec {
   bool isInt; ///< an int (or a tuple of ints) rather than floats
   bool hasDefault;
   std::vector<double> defaults;
+  /// An int the rule counts with (a table slice's bound, as `ns_steps` in
+  /// `polar_express[0 : ns_steps]`): setHyper() refuses a negative value.
+  bool nonNegative = false;
 };
 
 struct RuleSpec {
