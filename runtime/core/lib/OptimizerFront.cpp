@@ -1132,9 +1132,9 @@ void OptimizerFront::loadState(const std::string &path) {
   }
   // Every rank must have read the same checkpoint.
   agree(*communicator_, error, checksum,
-        [&](const std::string &first, const std::string &theirs, int rank) {
-          return "rank " + std::to_string(rank) + " read another checkpoint " +
-                 "from '" + path + "' than rank 0 (checksums " + theirs +
+        [](const std::string &first, const std::string &theirs, int rank) {
+          return "rank " + std::to_string(rank) +
+                 " read another checkpoint than rank 0 (checksums " + theirs +
                  " and " + first + ")";
         });
 
