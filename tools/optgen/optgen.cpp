@@ -141,6 +141,33 @@ cl::opt<bool> splitGrads(
     cl::desc("Under mpirun: give each rank a different gradient whose mean "
              "over the ranks is the case's"),
     cl::sub(runCommand), cl::cat(optgenCategory));
+cl::opt<std::string> saveStateFile(
+    "save-state",
+    cl::desc("Write the optimizer state after the last step to FILE (a "
+             "checkpoint, docs/RELIABILITY.md)"),
+    cl::value_desc("FILE.safetensors"), cl::sub(runCommand),
+    cl::cat(optgenCategory));
+cl::opt<std::string> loadStateFile(
+    "load-state",
+    cl::desc("Start from the optimizer state in FILE (a checkpoint)"),
+    cl::value_desc("FILE.safetensors"), cl::sub(runCommand),
+    cl::cat(optgenCategory));
+cl::list<std::string> saveAt(
+    "save-at",
+    cl::desc("After step K, save the run's checkpoint (optimizer state and "
+             "parameters) into the folder DIR, and go on"),
+    cl::value_desc("K DIR"), cl::multi_val(2), cl::sub(runCommand),
+    cl::cat(optgenCategory));
+cl::opt<std::string> resumeDir(
+    "resume",
+    cl::desc("Resume the replay from the checkpoint a --save-at wrote into "
+             "DIR (on any number of ranks)"),
+    cl::value_desc("DIR"), cl::sub(runCommand), cl::cat(optgenCategory));
+cl::opt<bool> force(
+    "force",
+    cl::desc("With -o DIR: replace files there that optgen did not write"),
+    cl::sub(compileCommand), cl::cat(optgenCategory));
+
 cl::opt<std::string> buildDir(
     "build-dir",
     cl::desc("Where to build the compiled runner (default: a directory under "
@@ -313,7 +340,7 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
                  : emitCpuFiles(*module, specBuffer, files)))
     return finish(failure());
   if (outputFile != "-")
-    return finish(writeFiles(outputFile, files));
+    return finish(writeFiles(outputFile, files, force));
   printFiles(files, os);
   return finish(success());
 }
@@ -419,6 +446,13 @@ int runCase() {
              "rank\n";
       return 1;
     }
+    if (!saveStateFile.empty() || !loadStateFile.empty() ||
+        !saveAt.empty() || !resumeDir.empty()) {
+      WithColor::error(errs(), "optgen")
+          << "the interpreter keeps no optimizer checkpoints: --save-state, "
+             "--load-state, --save-at and --resume need compiled code\n";
+      return 1;
+    }
     return runCaseOnInterpreter(optimizer, caseFile, outFile, reportFile,
                                 repeat);
   }
@@ -442,6 +476,14 @@ int runCase() {
     args.insert(args.end(), {"--report", reportFile});
   if (splitGrads)
     args.push_back("--split-grads");
+  if (!saveStateFile.empty())
+    args.insert(args.end(), {"--save-state", saveStateFile});
+  if (!loadStateFile.empty())
+    args.insert(args.end(), {"--load-state", loadStateFile});
+  if (!saveAt.empty())
+    args.insert(args.end(), {"--save-at", saveAt[0], saveAt[1]});
+  if (!resumeDir.empty())
+    args.insert(args.end(), {"--resume", resumeDir});
   int code = execute(runner, args);
   return code < 0 ? 1 : code;
 }
@@ -461,7 +503,8 @@ int main(int argc, char **argv) {
       "  optgen explain SPEC [--shapes MODEL.safetensors --world-size N]\n"
       "  optgen explain COMPILED.mlir\n"
       "  optgen run SPEC --case CASE.safetensors [--out OUT.safetensors]\n"
-      "             [--interpret | --target=cpu|cuda] [--repeat R] [--report R.json]\n\n"
+      "             [--interpret | --target=cpu|cuda] [--repeat R] [--report R.json]\n"
+      "             [--save-state F | --load-state F | --save-at K DIR | --resume DIR]\n\n"
       "Run 'optgen compile --help', 'optgen run --help' or 'optgen explain "
       "--help' for the options of a command.\n");
   if (compileCommand)

@@ -263,19 +263,21 @@ CaseData readCase(const CaseOptions &options) {
   if (groupsIt != meta.end())
     data.groups = parseGroups(groupsIt->second, source);
   data.groupOf.assign(data.names.size(), "");
-  for (const CaseGroup &group : data.groups)
-    for (const std::string &param : group.params) {
+  std::vector<size_t> listedBy(data.names.size(), 0);
+  for (size_t g = 0; g < data.groups.size(); ++g)
+    for (const std::string &param : data.groups[g].params) {
       auto at = std::find(data.names.begin(), data.names.end(), param);
       if (at == data.names.end())
-        throw Error(source + ": group '" + group.name + "' lists parameter " +
-                    quoteForMessage(param) +
-                    ", which the case does not have");
-      std::string &bound = data.groupOf[at - data.names.begin()];
-      if (!bound.empty())
+        throw Error(source + ": group " + std::to_string(g) +
+                    " of its 'groups' lists parameter " +
+                    quoteForMessage(param) + ", which the case does not have");
+      size_t i = static_cast<size_t>(at - data.names.begin());
+      if (!data.groupOf[i].empty())
         throw Error(source + ": parameter " + quoteForMessage(param) +
-                    " is listed by two groups, '" + bound + "' and '" +
-                    group.name + "'");
-      bound = group.name;
+                    " is in two of its 'groups', " +
+                    std::to_string(listedBy[i]) + " and " + std::to_string(g));
+      data.groupOf[i] = data.groups[g].name;
+      listedBy[i] = g;
     }
 
   if (!options.resumeDir.empty()) {
