@@ -14,6 +14,7 @@ cached runner cut short, and a cache whose configure was interrupted, are
 detected and rebuilt. Prints `N passed, M failed`."""
 
 import argparse
+import json
 import os
 import resource
 import signal
@@ -92,6 +93,20 @@ def main():
         check("parameters [0, 8] and [0, 16] step, the others as without them",
               done.returncode == 0 and same and b.get("param/transformer.h.1.attn.c_q.weight")
               == ([0, 8], []), done.stderr)
+
+        # ns_steps bounds a table's slice: a negative one ran no iteration,
+        # a huge one was an undefined conversion.
+        tensors, meta = safetensors_io.read(case)
+        for value, said in ((-1, "is -1: it counts"),
+                            (1e30, "is an int (within 2^53), not 1e+30")):
+            meta["groups"] = json.dumps([{
+                "kind": "muon", "params": ["transformer.h.0.attn.c_q.weight"],
+                "lr": 0.02, "ns_steps": value}])
+            safetensors_io.write(f"{tmp}/ns.st", tensors, meta)
+            done = subprocess.run([args.runner, "--case", f"{tmp}/ns.st"], **quiet)
+            check(f"ns_steps = {value} is refused", done.returncode == 1 and
+                  f"hyperparameter 'ns_steps' of group 'case0.muon' {said}" in done.stderr,
+                  done.stderr)
 
         for flag in ("--out", "--save-state"):
             path = f"{tmp}/previous{flag}"

@@ -1462,11 +1462,17 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
       std::vector<double> defaults;
       if (hyper.getDefaultValueAttr())
         defaults = hyperValues(hyper.getDefaultValueAttr());
+      // An int that bounds a table's slice counts: the runtime refuses a
+      // negative value (which would silently run no iteration).
+      bool counts = llvm::any_of(hyper->getUsers(), [&](Operation *user) {
+        auto loop = dyn_cast<ForTableOp>(user);
+        return loop && loop.getCount() == hyper.getResult();
+      });
       os << (first ? "" : ", ") << "\n      {" << cppString(hyper.getName())
          << ", " << hyper.getWidth() << ", " << *hyper.getOffset() << ", "
          << (element.isInteger(64) ? "true" : "false") << ", "
          << (hyper.getDefaultValueAttr() ? "true" : "false") << ", "
-         << doubles(defaults) << "}";
+         << doubles(defaults) << (counts ? ", true" : "") << "}";
       first = false;
     }
     os << "},\n      {";
