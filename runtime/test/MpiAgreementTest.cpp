@@ -1,9 +1,10 @@
 //===- MpiAgreementTest.cpp - Ranks that fail together, on 1..N ranks -----===//
 //
 // Run under mpirun (docs/RELIABILITY.md): ranks whose parameters differ (one
-// more, a transposed shape, another dtype, another order) or whose
-// finalize() fails on one rank get the same AgreedError on every rank,
-// naming the rank and the first difference; a checkpoint saved into a
+// more, a transposed shape, another order) or whose finalize() fails on one
+// rank get the same AgreedError on every rank, naming the rank and the
+// first difference; a non-finite gradient on one rank skips the step on
+// every rank (NonFinitePolicy::Skip); a checkpoint saved into a
 // missing folder, or loaded from a file one rank lacks, fails on every rank
 // and leaves the state as it was; a checkpoint saved on N ranks loads back.
 // Prints "N passed, M failed" on rank 0.
@@ -20,6 +21,7 @@
 #include "optgen/runtime/MpiCommunicator.h"
 #include "optgen/runtime/Optimizer.h"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -183,6 +185,42 @@ int main(int argc, char **argv) {
                       "'agree'" ||
                got.rfind("agreed: " + lastRank + ": ", 0) == 0,
            "finalize() fails on one rank: " + got, rank);
+  }
+
+  // NonFinitePolicy::Skip: a NaN or an infinity in the last rank's
+  // gradient alone skips the step on every rank; the others end as one
+  // optimizer alone that never took that step.
+  for (std::string bad : {"w0", "bias"}) {
+    std::vector<Param> shared = model(), alone = model();
+    Optimizer distributed(spec()), reference(spec());
+    distributed.setCommunicator(makeMpiCommunicator());
+    distributed.setNonFinitePolicy(NonFinitePolicy::Skip);
+    addAll(distributed, shared);
+    addAll(reference, alone);
+    distributed.finalize();
+    reference.finalize();
+    for (int s = 1; s <= 3; ++s) {
+      std::vector<Param> clean = model();
+      for (size_t p = 0; p < shared.size(); ++p)
+        shared[p].grad = clean[p].grad;
+      if (s == 2 && rank == last)
+        for (Param &p : shared)
+          if (p.name == bad)
+            p.grad[p.grad.size() / 2] = bad == "w0" ? NAN : -INFINITY;
+      distributed.step();
+      if (s != 2)
+        reference.step();
+    }
+    expect(distributed.skippedSteps() == 1,
+           "a non-finite '" + bad + "' on the last rank skips one step",
+           rank);
+    expect(distributed.stepCount("w1") == 2, "skipped steps do not count",
+           rank);
+    for (size_t p = 0; p < shared.size(); ++p)
+      expect(shared[p].value == alone[p].value,
+             "'" + shared[p].name + "' as without the skipped step (bad '" +
+                 bad + "')",
+             rank);
   }
 
   // Checkpoints: saved into a missing folder, loaded from a file one rank

@@ -21,6 +21,7 @@
 
 #include <sys/resource.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -472,6 +473,109 @@ TEST(ReliabilityTest, HyperparametersMustBeValuesTheRuleCanTake) {
             "(bounds a slice of a table), so it is at least 0");
   opt.setHyper("all", "ns_steps", 0);
   EXPECT_EQ(opt.hyper("all", "ns_steps"), 0);
+}
+
+/// The state of `opt` as its checkpoint's tensors (name, bytes).
+std::map<std::string, std::vector<unsigned char>>
+stateTensors(Optimizer &opt, const std::string &dir) {
+  std::string path = dir + "/tensors.safetensors";
+  opt.saveState(path);
+  SafetensorsFile file = SafetensorsFile::open(path);
+  std::map<std::string, std::vector<unsigned char>> tensors;
+  for (const std::string &name : file.names())
+    tensors[name] = Tensor::copyOf(file.view(name)).bytes;
+  return tensors;
+}
+
+TEST(NonFiniteTest, ByDefaultANaNReachesTheParameter) {
+  Model model({{"w", {2, 3}}});
+  Optimizer opt(sgdSpec());
+  model.addTo(opt);
+  opt.finalize();
+  model.params["w"].grad[4] = std::nanf("");
+  opt.step();
+  EXPECT_TRUE(std::isnan(model.params["w"].value[4]));
+  EXPECT_EQ(opt.skippedSteps(), 0);
+}
+
+TEST(NonFiniteTest, ASkippedStepChangesNothingAndIsCounted) {
+  for (DType dtype : {DType::F32, DType::BF16}) {
+    for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+      std::string dir = folder("skip");
+      Model model({{"w", {2, 3}}, {"b", {5}}}), reference = model;
+      // BF16 copies of the tensors, when asked.
+      auto add = [&](Optimizer &opt, Model &m,
+                     std::map<std::string, std::vector<uint16_t>> &bits) {
+        for (auto &[name, t] : m.params) {
+          if (dtype == DType::F32) {
+            opt.addParameter(name, {t.value.data(), DType::F32, t.shape},
+                             {t.grad.data(), DType::F32, t.shape});
+            continue;
+          }
+          auto &pb = bits[name + "/p"], &gb = bits[name + "/g"];
+          pb.resize(t.value.size());
+          gb.resize(t.grad.size());
+          convertElements(t.value.data(), DType::F32, pb.data(), DType::BF16,
+                          static_cast<int64_t>(pb.size()));
+          convertElements(t.grad.data(), DType::F32, gb.data(), DType::BF16,
+                          static_cast<int64_t>(gb.size()));
+          opt.addParameter(name, {pb.data(), DType::BF16, t.shape},
+                           {gb.data(), DType::BF16, t.shape});
+        }
+      };
+      std::map<std::string, std::vector<uint16_t>> bits, referenceBits;
+      Optimizer opt(sgdSpec()), alone(sgdSpec());
+      opt.setNonFinitePolicy(NonFinitePolicy::Skip);
+      add(opt, model, bits);
+      add(alone, reference, referenceBits);
+      opt.finalize();
+      alone.finalize();
+      opt.step();
+      alone.step();
+      auto before = stateTensors(opt, dir);
+      auto values = bits;
+      std::vector<float> w = model.params["w"].value;
+      // One bad element in one gradient.
+      if (dtype == DType::F32) {
+        model.params["b"].grad[3] = bad;
+      } else {
+        convertElements(&bad, DType::F32, &bits["b/g"][3], DType::BF16, 1);
+      }
+      opt.step();
+      EXPECT_TRUE(opt.lastStepSkipped());
+      EXPECT_EQ(opt.skippedSteps(), 1);
+      EXPECT_EQ(opt.stepCount("w"), 1);
+      EXPECT_TRUE(stateTensors(opt, dir) == before) << "the state changed";
+      EXPECT_EQ(model.params["w"].value, w);
+      if (dtype == DType::BF16) {
+        EXPECT_EQ(bits["w/p"], values["w/p"]);
+      }
+      // Good gradients again: as if the bad step never was.
+      if (dtype == DType::F32)
+        model.params["b"].grad[3] = reference.params["b"].grad[3];
+      else
+        bits["b/g"][3] = referenceBits["b/g"][3];
+      opt.step();
+      alone.step();
+      EXPECT_FALSE(opt.lastStepSkipped());
+      EXPECT_EQ(opt.stepCount("w"), 2);
+      if (dtype == DType::F32)
+        for (auto &[name, t] : model.params)
+          EXPECT_EQ(t.value, reference.params[name].value) << name;
+      else
+        for (auto &[name, t] : bits)
+          EXPECT_EQ(t, referenceBits[name]) << name;
+      // The count survives a checkpoint.
+      opt.saveState(dir + "/c.safetensors");
+      Model other = model;
+      Optimizer resumed(sgdSpec());
+      resumed.setNonFinitePolicy(NonFinitePolicy::Skip);
+      other.addTo(resumed);
+      resumed.finalize();
+      resumed.loadState(dir + "/c.safetensors");
+      EXPECT_EQ(resumed.skippedSteps(), 1);
+    }
+  }
 }
 
 } // namespace

@@ -163,6 +163,12 @@ cl::opt<std::string> resumeDir(
     cl::desc("Resume the replay from the checkpoint a --save-at wrote into "
              "DIR (on any number of ranks)"),
     cl::value_desc("DIR"), cl::sub(runCommand), cl::cat(optgenCategory));
+cl::opt<bool> skipNonFinite(
+    "skip-nonfinite",
+    cl::desc("A step in which a gradient holds a NaN or an infinity changes "
+             "nothing and is counted (the report's skipped_steps); by "
+             "default the rule's math sees it"),
+    cl::sub(runCommand), cl::cat(optgenCategory));
 cl::opt<bool> force(
     "force",
     cl::desc("With -o DIR: replace files there that optgen did not write"),
@@ -446,6 +452,11 @@ int runCase() {
              "rank\n";
       return 1;
     }
+    if (skipNonFinite) {
+      WithColor::error(errs(), "optgen")
+          << "--skip-nonfinite needs compiled code\n";
+      return 1;
+    }
     if (!saveStateFile.empty() || !loadStateFile.empty() ||
         !saveAt.empty() || !resumeDir.empty()) {
       WithColor::error(errs(), "optgen")
@@ -484,6 +495,8 @@ int runCase() {
     args.insert(args.end(), {"--save-at", saveAt[0], saveAt[1]});
   if (!resumeDir.empty())
     args.insert(args.end(), {"--resume", resumeDir});
+  if (skipNonFinite)
+    args.push_back("--skip-nonfinite");
   int code = execute(runner, args);
   return code < 0 ? 1 : code;
 }

@@ -31,6 +31,9 @@ void Stepper::agree(const std::string &error, const std::string &,
     throw AgreedError(error);
 }
 void Stepper::abortAll(int) {}
+void Stepper::skipNonFinite() {
+  throw Error("this stepper cannot skip steps with non-finite gradients");
+}
 
 std::string runCheckpointStatePath(const std::string &dir) {
   return (std::filesystem::path(dir) / "optimizer.safetensors").string();
@@ -436,7 +439,7 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
   std::vector<std::vector<float>> params, grads;
   std::vector<double> stepMs;
   int rank = 0, worldSize = 1;
-  int64_t stateBytes = -1, bytesSent = -1, bytesReceived = -1;
+  int64_t stateBytes = -1, bytesSent = -1, bytesReceived = -1, skipped = -1;
   for (int r = 0; r < options.repeat; ++r) {
     params = data.resumed.empty() ? data.initial : data.resumed;
     grads.assign(names.size(), {});
@@ -447,6 +450,8 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
     worldSize = stepper.worldSize();
     error.clear();
     try {
+      if (options.skipNonFinite)
+        stepper.skipNonFinite();
       for (const CaseGroup &group : data.groups) {
         stepper.addGroup(group.name, group.rule);
         for (const auto &[name, values] : group.hypers)
@@ -497,6 +502,7 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
     }
     bytesSent = stepper.bytesSent();
     bytesReceived = stepper.bytesReceived();
+    skipped = stepper.skippedSteps();
     if (!options.saveStatePath.empty() && r + 1 == options.repeat)
       stepper.saveState(options.saveStatePath);
   }
@@ -520,6 +526,8 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
     report.emplace_back("sent_bytes_rank0", bytesSent);
     report.emplace_back("received_bytes_rank0", bytesReceived);
   }
+  if (skipped >= 0)
+    report.emplace_back("skipped_steps", skipped);
   double medianMs = stepMs.empty() ? 0 : median(stepMs);
   report.emplace_back("step_ms_median", medianMs);
   report.emplace_back("step_ms_min",
@@ -548,6 +556,9 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
   std::printf("%s: %lld steps x %d, median %.3f ms per step (%s)\n",
               options.casePath.c_str(), static_cast<long long>(data.steps),
               options.repeat, medianMs, options.target.c_str());
+  if (skipped > 0)
+    std::printf("%lld steps skipped: a gradient was not finite\n",
+                static_cast<long long>(skipped));
 
   if (!options.outPath.empty()) {
     SafetensorsWriter writer;

@@ -47,7 +47,8 @@ JsonValue shapeJson(const std::vector<int64_t> &shape) {
 OptimizerFront::OptimizerFront(OptimizerSpec spec,
                                std::unique_ptr<Executor> executor)
     : spec_(std::move(spec)), executor_(std::move(executor)),
-      communicator_(makeSingleRankCommunicator()) {
+      communicator_(makeSingleRankCommunicator()),
+      onNonFinite_(spec_.onNonFinite) {
   if (!executor_)
     throw Error("optimizer '" + std::string(spec_.name) + "' has no executor");
   for (const RuleSpec &rule : spec_.rules)
@@ -281,6 +282,12 @@ void OptimizerFront::applyPlannedGroups() {
                   spec_.name + "' was compiled for, was not registered");
 }
 
+void OptimizerFront::setNonFinitePolicy(NonFinitePolicy policy) {
+  if (finalized_)
+    throw Error("setNonFinitePolicy() after finalize()");
+  onNonFinite_ = policy;
+}
+
 void OptimizerFront::setCommunicator(
     std::unique_ptr<Communicator> communicator) {
   if (finalized_)
@@ -437,8 +444,13 @@ void OptimizerFront::finalizeHere() {
   }
 
   std::vector<ElementRange> parts = partsOf(communicator_->rank());
+  bool skip = onNonFinite_ == NonFinitePolicy::Skip;
+  if (skip && !executor_->canSkipNonFinite())
+    throw Error("optimizer '" + std::string(spec_.name) +
+                "' skips steps with non-finite gradients, which its "
+                "executor cannot do");
   ExecutorSetup setup{
-      &schedule_, communicator_->rank(), {}, communicator_.get()};
+      &schedule_, communicator_->rank(), {}, communicator_.get(), skip};
   for (size_t i = 0; i < params_.size(); ++i) {
     Param &p = params_[i];
     const RuleSpec &rule = ruleOf(i);
@@ -479,6 +491,13 @@ void OptimizerFront::step() {
     else
       runProgram(schedule_, *executor_);
     executor_->endStep();
+    // A skipped step changed nothing: nor does it count as a step.
+    lastSkipped_ = executor_->lastStepSkipped();
+    if (lastSkipped_) {
+      for (Param &p : params_)
+        --p.steps;
+      ++skipped_;
+    }
   } catch (const std::exception &error) {
     if (communicator_->size() == 1)
       throw;
@@ -842,7 +861,8 @@ void OptimizerFront::saveState(const std::string &path) {
           {"spec_fingerprint", specFingerprint()},
           {"plan", planJson()},
           {"plan_fingerprint", hex64(hash64(planJson()))},
-          {"hyperparameters", hypersJson()}};
+          {"hyperparameters", hypersJson()},
+          {"skipped_steps", std::to_string(skipped_)}};
       std::vector<TensorRef> refs;
       for (const auto &[name, tensor] : tensors)
         refs.push_back({&name, tensor.dtype, &tensor.shape,
@@ -976,6 +996,7 @@ void OptimizerFront::loadState(const std::string &path) {
     throw Error("loadState() before finalize()");
   // Everything is read and checked first, into these; only then, when
   // every rank succeeded, does anything change.
+  int64_t skipped = 0;
   std::vector<std::vector<std::vector<float>>> states(params_.size());
   std::vector<int64_t> steps(params_.size(), 0);
   std::vector<std::vector<double>> hypers = hypers_;
@@ -1092,6 +1113,15 @@ void OptimizerFront::loadState(const std::string &path) {
                     static_cast<size_t>(held) * sizeof(float));
     }
 
+    const std::string &skippedText = metadata("skipped_steps");
+    skipped = -1;
+    if (!skippedText.empty() && skippedText.size() <= 15 &&
+        skippedText.find_first_not_of("0123456789") == std::string::npos)
+      skipped = std::stoll(skippedText);
+    if (skipped < 0)
+      refuse("its 'skipped_steps' is " + quoteForMessage(skippedText) +
+             ", not a count");
+
     // The groups' hyperparameters, as setHyper() would take them.
     JsonValue saved =
         parseJson(metadata("hyperparameters"), path + " (hyperparameters)");
@@ -1143,6 +1173,7 @@ void OptimizerFront::loadState(const std::string &path) {
       executor_->writeState(i, s, states[i][s].data());
     params_[i].steps = steps[i];
   }
+  skipped_ = skipped;
   // In place: the executor reads them where they are.
   for (size_t g = 0; g < hypers_.size(); ++g)
     std::copy(hypers[g].begin(), hypers[g].end(), hypers_[g].begin());

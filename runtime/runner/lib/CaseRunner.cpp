@@ -80,13 +80,16 @@ int parseRunnerArguments(int argc, char **argv, const std::string &target,
       options.resumeDir = value();
     else if (arg == "--fail-at-step")
       options.failAtStep = number(1, 1000000);
+    else if (arg == "--skip-nonfinite")
+      options.skipNonFinite = true;
     else {
       std::fprintf(stderr,
                    "usage: %s --case CASE.safetensors [--out OUT.safetensors] "
                    "[--repeat R] [--report FILE.json] [--split-grads]\n"
                    "    [--load-state STATE.safetensors] [--save-state "
                    "STATE.safetensors]\n"
-                   "    [--save-at K DIR] [--resume DIR] [--fail-at-step K]\n",
+                   "    [--save-at K DIR] [--resume DIR] [--skip-nonfinite] "
+                   "[--fail-at-step K]\n",
                    argv[0]);
       return 1;
     }

@@ -49,6 +49,11 @@ public:
   /// stepper times it itself (a GPU's events: step() copies data around the
   /// step that the report must not count), or -1: runCase times step().
   virtual double lastStepMs() const { return -1; }
+  /// Steps with a non-finite gradient change nothing and are counted
+  /// (NonFinitePolicy::Skip; before finalize()). The default cannot.
+  virtual void skipNonFinite();
+  /// The steps skipped so far, or -1 when the stepper does not count them.
+  virtual int64_t skippedSteps() const { return -1; }
   /// Checkpoints of the optimizer state (all ranks call them).
   virtual void saveState(const std::string &path);
   virtual void loadState(const std::string &path);
@@ -83,6 +88,10 @@ public:
   int64_t bytesReceived() const override {
     return optimizer->bytesReceived();
   }
+  void skipNonFinite() override {
+    optimizer->setNonFinitePolicy(NonFinitePolicy::Skip);
+  }
+  int64_t skippedSteps() const override { return optimizer->skippedSteps(); }
   void saveState(const std::string &path) override {
     optimizer->saveState(path);
   }
@@ -121,6 +130,9 @@ struct CaseOptions {
   /// as a rank whose step breaks would, to check that no rank is left
   /// waiting.
   int64_t failAtStep = 0;
+  /// --skip-nonfinite: a step with a non-finite gradient changes nothing
+  /// and is counted (NonFinitePolicy::Skip).
+  bool skipNonFinite = false;
 };
 
 /// The files of a run checkpoint (--save-at, --resume) in `dir`.

@@ -75,6 +75,17 @@ public:
   /// the error on stderr and ends every rank (Communicator::abort).
   void step();
 
+  /// What a step does when a gradient holds a NaN or an infinity (the
+  /// spec's OptimizerSpec::onNonFinite unless set; before finalize()).
+  /// Skip needs an executor that can (the host's): a step in which any
+  /// rank's gradient is non-finite then leaves every parameter, state and
+  /// step count as it was, on every rank, and is counted.
+  void setNonFinitePolicy(NonFinitePolicy policy);
+  NonFinitePolicy nonFinitePolicy() const { return onNonFinite_; }
+  /// Steps skipped for non-finite gradients, and whether the last one was.
+  int64_t skippedSteps() const { return skipped_; }
+  bool lastStepSkipped() const { return lastSkipped_; }
+
   /// Sets a hyperparameter of a group; takes effect at the next step.
   void setHyper(const std::string &group, const std::string &name,
                 double value);
@@ -189,6 +200,9 @@ private:
   std::unique_ptr<Communicator> communicator_;
   StepSchedule schedule_;
   bool finalized_ = false;
+  NonFinitePolicy onNonFinite_ = NonFinitePolicy::Propagate;
+  int64_t skipped_ = 0;
+  bool lastSkipped_ = false;
 };
 
 /// The checksum an optimizer checkpoint stores as its "checksum" metadata:

@@ -143,6 +143,15 @@ struct CompiledSchedule {
   void (*step)(Executor &executor) = nullptr;
 };
 
+/// What a step does when a gradient holds a NaN or an infinity.
+enum class NonFinitePolicy {
+  /// Nothing checks: the rule's math sees it (the default).
+  Propagate,
+  /// The step changes nothing (no parameter, no state, no step count) on
+  /// any rank and is counted, as AMP's GradScaler skips a step.
+  Skip,
+};
+
 struct OptimizerSpec {
   const char *name;
   std::vector<RuleSpec> rules;
@@ -154,6 +163,9 @@ struct OptimizerSpec {
   std::vector<PlannedParam> plannedParams = {};
   /// Set when the step was compiled too (--shapes and --world-size).
   std::optional<CompiledSchedule> compiledSchedule = std::nullopt;
+  /// The policy for non-finite gradients optimizers start with
+  /// (OptimizerFront::setNonFinitePolicy changes it).
+  NonFinitePolicy onNonFinite = NonFinitePolicy::Propagate;
 };
 
 } // namespace optgen::runtime
