@@ -28,6 +28,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -361,20 +362,44 @@ int compile() {
     return 1;
   }
   bool toDirectory = emit == Stage::Code && outputFile != "-";
-  std::unique_ptr<ToolOutputFile> output =
-      mlir::openOutputFile(toDirectory ? "-" : outputFile.getValue(), &message);
-  if (!output) {
-    WithColor::error(errs(), "optgen") << message << "\n";
-    return 1;
+  bool toFile = !toDirectory && outputFile != "-";
+  // An output never replaces an input.
+  for (const std::string &in : {specFile.getValue(), shapesFile.getValue()}) {
+    bool same = false;
+    if (toFile && !in.empty() && !sys::fs::equivalent(outputFile, in, same) &&
+        same) {
+      WithColor::error(errs(), "optgen")
+          << "-o '" << outputFile << "' is the file '" << in
+          << "' it reads: an output never overwrites an input\n";
+      return 1;
+    }
   }
+  // Into memory, then replacing the file at once: a failed compile leaves
+  // the previous output as it was.
+  std::string text;
+  raw_string_ostream os(text);
   LogicalResult result =
       splitInputFile
-          ? mlir::splitAndProcessBuffer(std::move(input), compileBuffer,
-                                        output->os(), "// -----", "// -----")
-          : compileBuffer(std::move(input), output->os());
+          ? mlir::splitAndProcessBuffer(std::move(input), compileBuffer, os,
+                                        "// -----", "// -----")
+          : compileBuffer(std::move(input), os);
+  os.flush();
+  if (!toFile) {
+    outs() << text;
+    outs().flush();
+    return failed(result) ? 1 : 0;
+  }
   if (failed(result))
     return 1;
-  output->keep();
+  if (Error error = writeToOutput(outputFile, [&](raw_ostream &out) {
+        out << text;
+        return Error::success();
+      })) {
+    WithColor::error(errs(), "optgen") << "cannot write '" << outputFile
+                                       << "': " << toString(std::move(error))
+                                       << "\n";
+    return 1;
+  }
   return 0;
 }
 
