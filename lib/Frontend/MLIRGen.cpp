@@ -24,6 +24,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
+#include <cstdio>
 #include <deque>
 
 using namespace mlir;
@@ -546,6 +547,17 @@ private:
         !std::isfinite(v->number)) {
       error(b.getOpLoc()) << "this computes " << v->number
                           << " at compile time, not a finite number";
+      return failure();
+    }
+    // Ints are exact below 2^53, as integer literals are; beyond, a double
+    // is no longer the int (and 2^63 no int64 at all).
+    if (succeeded(v) && v->kind == ConstValue::Kind::Number &&
+        v->isInteger && std::fabs(v->number) >= 9007199254740992.0) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.0f", v->number);
+      error(b.getOpLoc()) << "this computes the int " << text
+                          << " at compile time, beyond the ints it computes "
+                             "exactly (below 2^53 in magnitude)";
       return failure();
     }
     return v;

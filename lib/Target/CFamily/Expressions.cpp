@@ -2,6 +2,8 @@
 
 #include "optgen/Target/CFamily/Expressions.h"
 
+#include "optgen/Target/CFamily/Names.h"
+
 #include "optgen/Target/CFamily/SourceInfo.h"
 
 #include "dialect/OptgenDialect.h"
@@ -169,7 +171,7 @@ std::string optgen::tableDefinition(ForTableOp loop, StringRef name,
   std::string text;
   llvm::raw_string_ostream t(text);
   std::optional<FileLineColLoc> file = fileLocation(loop.getLoc());
-  t << "// The table of the loop at " << specName << ":"
+  t << "// The table of the loop at " << commentText(specName) << ":"
     << (file ? file->getLine() : 0) << ", as f32.\n";
   t << "constexpr float " << name << "[" << rows << "][" << width
     << "] = {\n";

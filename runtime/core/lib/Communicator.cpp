@@ -4,6 +4,8 @@
 
 #include "optgen/runtime/Error.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -15,6 +17,36 @@ Communicator::~Communicator() = default;
 void Communicator::bindStream(void *stream) {
   if (stream)
     throw Error("this communicator works on the host: it takes no stream");
+}
+
+void Communicator::allGatherBytes(const void *send, size_t bytes,
+                                  void *recv) {
+  int ranks = size();
+  if (ranks == 1) {
+    if (bytes && send != recv)
+      std::memcpy(recv, send, bytes);
+    return;
+  }
+  // Whole words of F32, moved as they are.
+  size_t words = (bytes + sizeof(float) - 1) / sizeof(float);
+  std::vector<float> mine(words, 0.0f), all(words * ranks, 0.0f);
+  if (bytes)
+    std::memcpy(mine.data(), send, bytes);
+  allGather(mine.data(), all.data(),
+            std::vector<int64_t>(static_cast<size_t>(ranks),
+                                 static_cast<int64_t>(words)),
+            DType::F32)
+      ->wait();
+  for (int r = 0; r < ranks; ++r)
+    if (bytes)
+      std::memcpy(static_cast<unsigned char *>(recv) + r * bytes,
+                  all.data() + r * words, bytes);
+}
+
+void Communicator::abort(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(code);
 }
 
 void checkCollectiveDType(DType dtype, const char *what) {

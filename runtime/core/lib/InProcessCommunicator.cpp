@@ -121,6 +121,34 @@ void meanInRankOrder(const std::vector<Rendezvous::Post> &posts,
         size);
 }
 
+} // namespace
+
+void allGatherBytesInProcess(Rendezvous &rendezvous, int rank,
+                             const void *send, size_t bytes, void *recv) {
+  int64_t count = static_cast<int64_t>(bytes);
+  const std::vector<Rendezvous::Post> &posts = rendezvous.meet(
+      rank, {"byte all-gather", send, recv,
+             std::vector<int64_t>(static_cast<size_t>(rendezvous.size()), count),
+             DType::F32, nullptr});
+  std::vector<unsigned char> gathered(bytes * posts.size());
+  for (size_t r = 0; r < posts.size(); ++r)
+    if (bytes)
+      std::memcpy(gathered.data() + r * bytes, posts[r].send, bytes);
+  rendezvous.leave(rank);
+  if (!gathered.empty())
+    std::memcpy(recv, gathered.data(), gathered.size());
+}
+
+void abortInProcess(Rendezvous &rendezvous, int rank, int code) {
+  rendezvous.breakOff(rank);
+  throw Error("rank " + std::to_string(rank) + " aborted (status " +
+              std::to_string(code) +
+              "): in-process ranks share a process, so the other ranks' "
+              "collectives end with an error instead");
+}
+
+namespace {
+
 class InProcessCommunicator final : public Communicator {
 public:
   InProcessCommunicator(std::shared_ptr<Rendezvous> rendezvous, int rank)
@@ -180,6 +208,13 @@ public:
     }
     finish(recv, gathered);
     return std::make_unique<DoneRequest>();
+  }
+
+  void allGatherBytes(const void *send, size_t bytes, void *recv) override {
+    allGatherBytesInProcess(*rendezvous_, rank_, send, bytes, recv);
+  }
+  [[noreturn]] void abort(int code) override {
+    abortInProcess(*rendezvous_, rank_, code);
   }
 
 private:

@@ -129,6 +129,41 @@ int threadIndex() {
 #endif
 }
 
+/// Whether `count` elements of `dtype` (F32, BF16 or F16) at `data` are
+/// all finite: one branch-free pass that vectorises.
+bool allFinite(const void *data, DType dtype, int64_t count) {
+  if (dtype == DType::F32) {
+    const float *values = static_cast<const float *>(data);
+    bool bad = false;
+    for (int64_t i = 0; i < count; ++i)
+      bad |= !(values[i] - values[i] == 0.0f); // NaN and infinities
+    return !bad;
+  }
+  const uint16_t *bits = static_cast<const uint16_t *>(data);
+  uint16_t exponent = dtype == DType::BF16 ? 0x7f80 : 0x7c00;
+  bool bad = false;
+  for (int64_t i = 0; i < count; ++i)
+    bad |= (bits[i] & exponent) == exponent;
+  return !bad;
+}
+
+/// convertElements(), checking what it wrote while it is still in cache:
+/// whether every element is finite.
+bool convertChecked(const void *src, DType from, void *dst, DType to,
+                    int64_t count) {
+  constexpr int64_t kChunk = 8192;
+  bool finite = true;
+  size_t fromSize = dtypeSize(from), toSize = dtypeSize(to);
+  for (int64_t at = 0; at < count; at += kChunk) {
+    int64_t n = std::min(kChunk, count - at);
+    const void *in = static_cast<const unsigned char *>(src) + at * fromSize;
+    void *out = static_cast<unsigned char *>(dst) + at * toSize;
+    convertElements(in, from, out, to, n);
+    finite &= allFinite(out, to, n);
+  }
+  return finite;
+}
+
 int64_t numelOf(const std::vector<int64_t> &shape) {
   auto [rows, cols] = asRowsCols(shape);
   return rows * cols;
@@ -149,8 +184,14 @@ public:
   int64_t stateBytes() const override;
   int64_t bytesSent() const override { return sent_; }
   int64_t bytesReceived() const override { return received_; }
+  bool canSkipNonFinite() const override { return true; }
+  bool lastStepSkipped() const override { return skipped_; }
 
 private:
+  /// Skip mode: once every reduction is launched, whether any rank's
+  /// gradients were non-finite (then the step computes and gathers
+  /// nothing); throws when a unit computes before that is known.
+  bool skipping(const char *what, int index);
   /// The unit `index`, after checking that it exists.
   Unit &unit(int index, const char *what);
   /// Throws Error unless `unit` is in `phase`.
@@ -178,6 +219,15 @@ private:
   /// steps none of it.
   std::vector<std::pair<int, int>> callOf_;
   int64_t sent_ = 0, received_ = 0;
+  /// NonFinitePolicy::Skip. Units with a reduction check the gradients as
+  /// they pack them and agree with one more one-float all-reduce after the
+  /// last reduction's launch; local units (one rank) check them in a pass
+  /// of their own at beginStep().
+  bool skipNonFinite_ = false;
+  int reductionUnits_ = 0, launchedReductions_ = 0;
+  bool nonFinite_ = false, resolved_ = false, skipped_ = false;
+  float flag_ = 0;
+  RequestPtr flagRequest_;
 };
 
 std::string HostExecutor::describe(int index) const {
@@ -208,6 +258,10 @@ void HostExecutor::expectPhase(const Unit &unit, int index, Phase phase,
 
 void HostExecutor::prepare(const ExecutorSetup &setup) {
   setup_ = setup; // the calls point into this copy's parameters
+  skipNonFinite_ = setup.skipNonFinite;
+  reductionUnits_ = 0;
+  for (const StepUnit &unit : setup.schedule->units)
+    reductionUnits_ += unit.kind != UnitKind::Local;
   const StepSchedule &schedule = *setup_.schedule;
   int rank = setup_.rank;
   for (size_t p = 0; p < setup_.params.size(); ++p)
@@ -379,7 +433,32 @@ void HostExecutor::beginStep() {
     unit.gather.reset();
     unit.phase = Phase::Idle;
   }
+  flagRequest_.reset();
   sent_ = received_ = 0;
+  launchedReductions_ = 0;
+  nonFinite_ = resolved_ = skipped_ = false;
+  if (skipNonFinite_ && reductionUnits_ == 0) {
+    // Local units read the caller's gradients where they are: no pass over
+    // them happens anyway, so the check is one of its own.
+    for (const ExecutorParam &param : setup_.params)
+      nonFinite_ |= !allFinite(param.grad.data, param.grad.dtype,
+                               numelOf(param.grad.shape));
+    skipped_ = nonFinite_;
+    resolved_ = true;
+  }
+}
+
+bool HostExecutor::skipping(const char *what, int index) {
+  if (!skipNonFinite_ || resolved_)
+    return skipped_;
+  if (launchedReductions_ < reductionUnits_)
+    throw Error(describe(index) + ": " + what +
+                " before every reduction was launched, which skipping steps "
+                "with non-finite gradients needs");
+  flagRequest_->wait();
+  skipped_ = flag_ > 0;
+  resolved_ = true;
+  return skipped_;
 }
 
 void HostExecutor::endStep() {
@@ -418,14 +497,24 @@ void HostExecutor::pack(Unit &unit) {
   for (size_t k = 0; k < spec.params.size(); ++k) {
     const TensorView &grad = setup_.params[spec.params[k]].grad;
     int64_t numel = numelOf(grad.shape);
-    convertElements(grad.data, grad.dtype,
-                    unit.packed.data() + unit.offsets[k] * payloadSize,
-                    spec.payload, numel);
+    void *packed = unit.packed.data() + unit.offsets[k] * payloadSize;
+    if (skipNonFinite_)
+      nonFinite_ |=
+          !convertChecked(grad.data, grad.dtype, packed, spec.payload, numel);
+    else
+      convertElements(grad.data, grad.dtype, packed, spec.payload, numel);
     end = unit.offsets[k] + numel;
   }
   // The padding of equal parts reduces to zeros.
   size_t used = static_cast<size_t>(end) * payloadSize;
   std::memset(unit.packed.data() + used, 0, unit.packed.size() - used);
+  if (skipNonFinite_ && ++launchedReductions_ == reductionUnits_) {
+    // Every rank has checked its gradients: one float says whether any
+    // found a non-finite one (launched in the same order on every rank).
+    flag_ = nonFinite_ ? 1.0f : 0.0f;
+    flagRequest_ =
+        setup_.communicator->allReduceMean(&flag_, 1, DType::F32);
+  }
 }
 
 Token HostExecutor::launchAllReduce(int index) {
@@ -459,6 +548,11 @@ Token HostExecutor::launchAllGather(int index) {
   if (u.spec->kind != UnitKind::Flat && u.spec->kind != UnitKind::Owned)
     throw Error(describe(index) + " has no all-gather");
   expectPhase(u, index, Phase::Computed, "all-gather");
+  if (skipping("all-gather", index)) {
+    // Every rank skips: nothing was updated, nothing to share.
+    u.phase = Phase::Gathering;
+    return Token{2 * index + 1};
+  }
   u.gather = setup_.communicator->allGather(u.part.data(), u.packed.data(),
                                             u.spec->counts, u.spec->payload);
   count(u, ScheduleOp::Kind::AllGather);
@@ -478,6 +572,10 @@ void HostExecutor::wait(Token token) {
     return;
   }
   expectPhase(u, index, Phase::Gathering, "wait for the all-gather");
+  if (!u.gather) { // a skipped step's
+    u.phase = Phase::Done;
+    return;
+  }
   u.gather->wait();
   // Every rank's updates, into every member.
   size_t payloadSize = dtypeSize(u.spec->payload);
@@ -492,6 +590,8 @@ void HostExecutor::wait(Token token) {
 
 void HostExecutor::run(const Call &call, float *workspace) const {
   int64_t length = call.range.length;
+  if (length == 0)
+    return; // a parameter without elements: nothing to update
   float *param = static_cast<float *>(call.param);
   if (call.paramStage) {
     convertElements(call.param, call.paramDType, call.paramStage, DType::F32,
@@ -534,6 +634,10 @@ void HostExecutor::compute(int index) {
   expectPhase(u, index,
               u.spec->kind == UnitKind::Local ? Phase::Idle : Phase::Reduced,
               "compute");
+  if (skipping("compute", index)) {
+    u.phase = Phase::Computed; // nothing changes in a skipped step
+    return;
+  }
   auto workspace = [&](int slot) {
     return workspaceElements_ ? workspace_.data() + slot * workspaceElements_
                               : nullptr;

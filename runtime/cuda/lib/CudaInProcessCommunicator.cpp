@@ -128,6 +128,14 @@ public:
         });
   }
 
+  // On the host, as the interface says.
+  void allGatherBytes(const void *send, size_t bytes, void *recv) override {
+    allGatherBytesInProcess(*rendezvous_, rank_, send, bytes, recv);
+  }
+  [[noreturn]] void abort(int code) override {
+    abortInProcess(*rendezvous_, rank_, code);
+  }
+
 private:
   void checkCounts(const std::vector<int64_t> &counts, const char *what) const {
     if (static_cast<int>(counts.size()) != size())

@@ -182,6 +182,44 @@ public:
     return end(std::move(what));
   }
 
+  // Host memory, blocking: through a device buffer of the gathered bytes.
+  void allGatherBytes(const void *send, size_t bytes, void *recv) override {
+    if (size_ == 1) {
+      if (bytes && send != recv)
+        std::memcpy(recv, send, bytes);
+      return;
+    }
+    const std::string what = "the ranks' agreement (an all-gather of " +
+                             std::to_string(bytes) + " bytes)";
+    unsigned char *device = nullptr;
+    size_t total = bytes * static_cast<size_t>(size_);
+    OPTGEN_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&device), total),
+                      what);
+    try {
+      OPTGEN_CUDA_CHECK(cudaMemcpy(device + bytes * rank_, send, bytes,
+                                   cudaMemcpyHostToDevice),
+                        what);
+      checkNccl(ncclAllGather(device + bytes * rank_, device, bytes, ncclChar,
+                              comm_, stream_),
+                "ncclAllGather", what, comm_);
+      OPTGEN_CUDA_CHECK(cudaStreamSynchronize(stream_), what);
+      OPTGEN_CUDA_CHECK(
+          cudaMemcpy(recv, device, total, cudaMemcpyDeviceToHost), what);
+    } catch (...) {
+      cudaFree(device);
+      throw;
+    }
+    cudaFree(device);
+  }
+
+  // Ends this process after NCCL's communicator: ranks that wait in one of
+  // its collectives see it fail (NCCL's abort), where NCCL can tell them.
+  [[noreturn]] void abort(int code) override {
+    ncclCommAbort(comm_);
+    owned_ = false; // aborted: not to be destroyed again
+    Communicator::abort(code);
+  }
+
 private:
   void checkCounts(const std::vector<int64_t> &counts, const char *what) const {
     if (static_cast<int>(counts.size()) != size_)

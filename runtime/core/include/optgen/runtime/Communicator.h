@@ -24,6 +24,7 @@
 
 #include "optgen/runtime/Tensor.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -76,6 +77,20 @@ public:
   virtual RequestPtr allGather(const void *send, void *recv,
                                const std::vector<int64_t> &counts,
                                DType dtype) = 0;
+
+  /// Blocking, on the host, outside steps: recv (size() * bytes) becomes
+  /// every rank's send[0, bytes), in rank order; every rank passes the same
+  /// `bytes`. What the ranks agree with before and after a fallible phase
+  /// (Agreement.h). The default carries the bytes through allGather() as
+  /// F32 words, which every communicator moves without arithmetic; a
+  /// device communicator, whose collectives return before they complete,
+  /// overrides it.
+  virtual void allGatherBytes(const void *send, size_t bytes, void *recv);
+
+  /// Ends every rank's process now, with exit status `code`: what a rank
+  /// does after reporting an error that the others, waiting inside a
+  /// collective, cannot learn of (MPI: MPI_Abort). One rank alone exits.
+  [[noreturn]] virtual void abort(int code);
 };
 
 /// Throws Error unless `dtype` is one collectives carry (F32, BF16); `what`

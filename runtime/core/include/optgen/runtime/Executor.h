@@ -56,6 +56,9 @@ struct ExecutorSetup {
   int rank;
   std::vector<ExecutorParam> params;
   Communicator *communicator;
+  /// NonFinitePolicy::Skip: a step in which any rank's gradient holds a NaN
+  /// or an infinity computes and gathers nothing (lastStepSkipped()).
+  bool skipNonFinite = false;
 };
 
 class Executor {
@@ -91,6 +94,12 @@ public:
   /// stateRows x stateCols it was prepared with) to or from host memory.
   virtual void readState(size_t param, size_t state, float *values) const = 0;
   virtual void writeState(size_t param, size_t state, const float *values) = 0;
+
+  /// Whether it can skip steps with non-finite gradients
+  /// (ExecutorSetup::skipNonFinite); prepare() is not asked to otherwise.
+  virtual bool canSkipNonFinite() const { return false; }
+  /// Whether the last step was skipped, every rank agreeing.
+  virtual bool lastStepSkipped() const { return false; }
 
   /// Bytes of optimizer state held.
   virtual int64_t stateBytes() const = 0;
