@@ -28,20 +28,24 @@ static std::optional<int64_t> getConstantAxis(Value axis) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult OptimizerOp::verify() {
-  Operation *firstDistribute = nullptr;
+  Operation *firstDistribute = nullptr, *firstPolicy = nullptr;
   for (Operation &op : getBlock()) {
-    if (!isa<RuleOp, GroupOp, DistributeOp, ParamOp, BucketOp, ScheduleOp>(
-            op))
+    if (!isa<RuleOp, GroupOp, DistributeOp, OnNonFiniteOp, ParamOp, BucketOp,
+             ScheduleOp>(op))
       return op.emitOpError("cannot appear in an optimizer; only rules, "
-                            "groups, parameters, buckets and one distribute "
-                            "do");
-    if (!isa<DistributeOp>(op))
+                            "groups, parameters, buckets, one distribute "
+                            "and one on_nonfinite do");
+    bool distribute = isa<DistributeOp>(op);
+    if (!distribute && !isa<OnNonFiniteOp>(op))
       continue;
-    if (firstDistribute)
-      return op.emitOpError("repeats the optimizer's distribution strategy")
-                 .attachNote(firstDistribute->getLoc())
+    Operation *&first = distribute ? firstDistribute : firstPolicy;
+    if (first)
+      return op.emitOpError(distribute
+                                ? "repeats the optimizer's distribution strategy"
+                                : "repeats the optimizer's non-finite policy")
+                 .attachNote(first->getLoc())
              << "first given here";
-    firstDistribute = &op;
+    first = &op;
   }
   return success();
 }

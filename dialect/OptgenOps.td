@@ -238,6 +238,26 @@ def Optgen_DistributeOp : Optgen_Op<"distribute", [HasParent<"OptimizerOp">]> {
   let hasVerifier = 1;
 }
 
+def Optgen_OnNonFiniteOp : Optgen_Op<"on_nonfinite", [HasParent<"OptimizerOp">]> {
+  let summary = "what a step does when a gradient is not finite";
+  let description = [{
+    `propagate` (what an optimizer without this op does): the step runs on
+    whatever the gradients hold, so a NaN or Inf reaches the parameters and
+    state it touches. `skip`: a step in which any gradient of any parameter,
+    on any rank, holds a NaN or an Inf changes no parameter and no state,
+    and is counted (as AMP's GradScaler skips); the printers set the
+    runtime's `OptimizerSpec::onNonFinite`, and the executor checks the
+    gradients in a pass it makes anyway.
+
+    Example:
+    ```mlir
+    optgen.on_nonfinite skip
+    ```
+  }];
+  let arguments = (ins Optgen_NonFinitePolicy:$policy);
+  let assemblyFormat = "$policy attr-dict";
+}
+
 def Optgen_YieldOp : Optgen_Op<"yield", [
     Terminator, Pure, ReturnLike,
     ParentOneOf<["IfOp", "ForTableOp", "GroupOp", "KernelOp"]>]> {

@@ -152,6 +152,11 @@ void Dumper::dumpDecl(const Decl &decl, unsigned indent) {
     dumpBlock(function->getBody(), indent + 1);
     return;
   }
+  if (const auto *policy = llvm::dyn_cast<OnNonFiniteDecl>(&decl)) {
+    line(indent) << "on_nonfinite " << policy->getPolicy();
+    endLine(policy->getLoc());
+    return;
+  }
   const auto &distribute = llvm::cast<DistributeDecl>(decl);
   line(indent) << "distribute " << distribute.getStrategy();
   endLine(distribute.getLoc());

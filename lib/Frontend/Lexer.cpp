@@ -195,6 +195,7 @@ Token Lexer::lexIdentifier(const char *start) {
           .Case("match", TokenKind::KwMatch)
           .Case("where", TokenKind::KwWhere)
           .Case("distribute", TokenKind::KwDistribute)
+          .Case("on_nonfinite", TokenKind::KwOnNonFinite)
           .Case("fn", TokenKind::KwFn)
           .Case("return", TokenKind::KwReturn)
           .Default(TokenKind::Identifier);

@@ -2282,6 +2282,7 @@ OwningOpRef<ModuleOp> MLIRGenImpl::gen(const ast::Module &spec) {
   mlir::Block &body = optimizer.getBody().emplaceBlock();
 
   const DistributeDecl *distribute = nullptr;
+  const OnNonFiniteDecl *onNonFinite = nullptr;
   for (const DeclPtr &decl : spec.getDecls()) {
     if (auto *d = dyn_cast<DistributeDecl>(decl.get())) {
       if (distribute) {
@@ -2289,6 +2290,12 @@ OwningOpRef<ModuleOp> MLIRGenImpl::gen(const ast::Module &spec) {
         return nullptr;
       }
       distribute = d;
+    } else if (auto *n = dyn_cast<OnNonFiniteDecl>(decl.get())) {
+      if (onNonFinite) {
+        (void)duplicate("on_nonfinite", n->getRange(), onNonFinite->getRange());
+        return nullptr;
+      }
+      onNonFinite = n;
     } else if (failed(claimTopLevelName(*decl))) {
       return nullptr;
     }
@@ -2323,6 +2330,18 @@ OwningOpRef<ModuleOp> MLIRGenImpl::gen(const ast::Module &spec) {
     builder.setInsertionPointToEnd(&body);
     builder.create<DistributeOp>(loc(spec.getNameRange()),
                                  DistributeStrategy::none, IntegerAttr());
+  }
+  if (onNonFinite) {
+    std::optional<NonFinitePolicy> policy =
+        symbolizeNonFinitePolicy(onNonFinite->getPolicy());
+    if (!policy) {
+      error(onNonFinite->getNameRange())
+          << "unknown non-finite policy '" << onNonFinite->getPolicy()
+          << "'; expected propagate or skip";
+      return nullptr;
+    }
+    builder.setInsertionPointToEnd(&body);
+    builder.create<OnNonFiniteOp>(loc(onNonFinite->getNameRange()), *policy);
   }
   if (failed(verify(*module)))
     return nullptr;

@@ -91,6 +91,7 @@ private:
   std::unique_ptr<ast::Decl> parseFunction();
   std::unique_ptr<ast::Decl> parseGroup();
   std::unique_ptr<ast::Decl> parseDistribute();
+  std::unique_ptr<ast::Decl> parseOnNonFinite();
   bool parseSetting(ast::GroupDecl::Setting &setting);
   bool parseType(ast::TypeAnnotation &type);
   bool parseBlock(ast::Block &block, StringRef what);
@@ -311,7 +312,7 @@ std::unique_ptr<ast::Module> Parser::parseModule() {
                                        std::move(decls));
 }
 
-/// decl := const | rule | fn | group | distribute
+/// decl := const | rule | fn | group | distribute | on_nonfinite
 std::unique_ptr<ast::Decl> Parser::parseDecl() {
   switch (tok.kind) {
   case TokenKind::KwConst:
@@ -324,13 +325,15 @@ std::unique_ptr<ast::Decl> Parser::parseDecl() {
     return parseGroup();
   case TokenKind::KwDistribute:
     return parseDistribute();
+  case TokenKind::KwOnNonFinite:
+    return parseOnNonFinite();
   case TokenKind::RParen:
   case TokenKind::RBracket:
   case TokenKind::RBrace:
     return errorUnmatched();
   default:
     return errorExpected(
-        "a declaration (const, rule, fn, group or distribute)");
+        "a declaration (const, rule, fn, group, distribute or on_nonfinite)");
   }
 }
 
@@ -512,6 +515,19 @@ std::unique_ptr<ast::Decl> Parser::parseDistribute() {
   return std::make_unique<ast::DistributeDecl>(
       SMRange(start, prevEnd), std::move(strategy), strategyRange,
       std::move(settings));
+}
+
+/// on_nonfinite := 'on_nonfinite' IDENT
+std::unique_ptr<ast::Decl> Parser::parseOnNonFinite() {
+  SMLoc start = tok.getLoc();
+  consume();
+  std::string policy;
+  SMRange policyRange;
+  if (!parseIdentifier(policy, policyRange,
+                       "a policy after 'on_nonfinite' (propagate or skip)"))
+    return nullptr;
+  return std::make_unique<ast::OnNonFiniteDecl>(SMRange(start, prevEnd),
+                                                std::move(policy), policyRange);
 }
 
 /// setting := IDENT '=' expr

@@ -477,11 +477,6 @@ int runCase() {
              "rank\n";
       return 1;
     }
-    if (skipNonFinite) {
-      WithColor::error(errs(), "optgen")
-          << "--skip-nonfinite needs compiled code\n";
-      return 1;
-    }
     if (!saveStateFile.empty() || !loadStateFile.empty() ||
         !saveAt.empty() || !resumeDir.empty()) {
       WithColor::error(errs(), "optgen")
@@ -490,7 +485,7 @@ int runCase() {
       return 1;
     }
     return runCaseOnInterpreter(optimizer, caseFile, outFile, reportFile,
-                                repeat);
+                                repeat, skipNonFinite);
   }
 
   // The CPU target unless --target says otherwise; a CUDA runner without a

@@ -383,7 +383,7 @@ private:
 
 class Decl {
 public:
-  enum class Kind { Const, Rule, Function, Group, Distribute };
+  enum class Kind { Const, Rule, Function, Group, Distribute, OnNonFinite };
   Decl(Kind kind, llvm::SMRange range, std::string name,
        llvm::SMRange nameRange)
       : kind(kind), range(range), name(std::move(name)), nameRange(nameRange) {}
@@ -512,6 +512,20 @@ public:
 
 private:
   std::vector<GroupDecl::Setting> settings;
+};
+
+/// `on_nonfinite skip` / `on_nonfinite propagate`: what a step does when a
+/// gradient holds NaN or Inf.
+class OnNonFiniteDecl : public Decl {
+public:
+  OnNonFiniteDecl(llvm::SMRange range, std::string policy,
+                  llvm::SMRange policyRange)
+      : Decl(Kind::OnNonFinite, range, std::move(policy), policyRange) {}
+  /// The policy is the declaration's name: "propagate" or "skip".
+  llvm::StringRef getPolicy() const { return getName(); }
+  static bool classof(const Decl *d) {
+    return d->getKind() == Kind::OnNonFinite;
+  }
 };
 
 /// A whole spec file: `optimizer NAME` followed by declarations.

@@ -41,6 +41,7 @@ enum class TokenKind {
   KwMatch,
   KwWhere,
   KwDistribute,
+  KwOnNonFinite,
   KwFn,
   KwReturn,
 

@@ -1554,6 +1554,10 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
      << (distribute && distribute.getSmallNumel() ? *distribute.getSmallNumel()
                                                   : 0)
      << ";\n";
+  // The spec's `on_nonfinite skip`; without it the runtime's default.
+  for (OnNonFiniteOp policy : optimizer.getBlock().getOps<OnNonFiniteOp>())
+    if (policy.getPolicy() == NonFinitePolicy::skip)
+      os << "  spec.onNonFinite = optgen::runtime::NonFinitePolicy::Skip;\n";
   os << "  return spec;\n";
   os << "}\n\n";
   os << "} // namespace\n\n";
