@@ -49,6 +49,18 @@ void Communicator::abort(int code) {
   std::_Exit(code);
 }
 
+void checkCollectiveCounts(const std::vector<int64_t> &counts, int ranks,
+                           const char *what) {
+  if (static_cast<int>(counts.size()) != ranks)
+    throw Error(std::string(what) + " with " + std::to_string(counts.size()) +
+                " counts on " + std::to_string(ranks) +
+                " ranks: one count per rank");
+  for (int64_t count : counts)
+    if (count < 0)
+      throw Error(std::string(what) + " of " + std::to_string(count) +
+                  " elements on a rank");
+}
+
 void checkCollectiveDType(DType dtype, const char *what) {
   if (dtype != DType::F32 && dtype != DType::BF16)
     throw Error(std::string(what) + " of " + std::string(dtypeName(dtype)) +

@@ -175,7 +175,7 @@ public:
                                const std::vector<int64_t> &counts,
                                DType dtype) override {
     checkCollectiveDType(dtype, "reduce-scatter");
-    checkCounts(counts, "reduce-scatter");
+    checkCollectiveCounts(counts, size(), "reduce-scatter");
     const auto &posts = rendezvous_->meet(
         rank_, {"reduce-scatter", send, recv, counts, dtype, nullptr});
     int64_t offset = std::accumulate(counts.begin(), counts.begin() + rank_,
@@ -191,7 +191,7 @@ public:
                        const std::vector<int64_t> &counts,
                        DType dtype) override {
     checkCollectiveDType(dtype, "all-gather");
-    checkCounts(counts, "all-gather");
+    checkCollectiveCounts(counts, size(), "all-gather");
     const auto &posts = rendezvous_->meet(
         rank_, {"all-gather", send, recv, counts, dtype, nullptr});
     size_t bytes = dtypeSize(dtype);
@@ -218,16 +218,6 @@ public:
   }
 
 private:
-  void checkCounts(const std::vector<int64_t> &counts, const char *what) const {
-    if (static_cast<int>(counts.size()) != size())
-      throw Error(std::string(what) + " with " +
-                  std::to_string(counts.size()) + " counts on " +
-                  std::to_string(size()) + " ranks: one count per rank");
-    for (int64_t count : counts)
-      if (count < 0)
-        throw Error(std::string(what) + " of " + std::to_string(count) +
-                    " elements on a rank");
-  }
   /// Once no rank reads this one's memory any more, its output.
   void finish(void *out, const std::vector<unsigned char> &result) {
     rendezvous_->leave(rank_);

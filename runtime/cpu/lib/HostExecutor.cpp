@@ -59,8 +59,6 @@ private:
   size_t bytes_ = 0;
 };
 
-/// Where a unit is in the step; the primitives move it along.
-enum class Phase { Idle, Reducing, Reduced, Computed, Gathering, Done };
 
 /// One rule call a step makes on this rank: a parameter, or the part of it
 /// this rank steps, with where each input and output lives. Everything is
@@ -108,7 +106,7 @@ struct Unit {
   /// The calls are independent matrix updates of one rule, stepped in
   /// parallel across the batch.
   bool batched = false;
-  Phase phase = Phase::Idle;
+  UnitPhase phase = UnitPhase::Idle;
   RequestPtr reduction, gather;
 };
 
@@ -195,7 +193,7 @@ private:
   /// The unit `index`, after checking that it exists.
   Unit &unit(int index, const char *what);
   /// Throws Error unless `unit` is in `phase`.
-  void expectPhase(const Unit &unit, int index, Phase phase,
+  void expectPhase(const Unit &unit, int index, UnitPhase phase,
                    const char *what) const;
   std::string describe(int index) const;
   void pack(Unit &unit);
@@ -242,18 +240,10 @@ Unit &HostExecutor::unit(int index, const char *what) {
   return units_[index];
 }
 
-void HostExecutor::expectPhase(const Unit &unit, int index, Phase phase,
+void HostExecutor::expectPhase(const Unit &unit, int index, UnitPhase phase,
                                const char *what) const {
-  if (unit.phase == phase)
-    return;
-  static const char *const said[] = {"before its reduction was launched",
-                                     "while its reduction is in flight",
-                                     "before it was computed",
-                                     "after it was computed",
-                                     "while its all-gather is in flight",
-                                     "after its all-gather"};
-  throw Error(describe(index) + ": " + what + " " +
-              said[static_cast<int>(unit.phase)]);
+  if (unit.phase != phase)
+    throw Error(outOfOrder(describe(index), what, unit.phase));
 }
 
 void HostExecutor::prepare(const ExecutorSetup &setup) {
@@ -431,7 +421,7 @@ void HostExecutor::beginStep() {
   for (Unit &unit : units_) {
     unit.reduction.reset();
     unit.gather.reset();
-    unit.phase = Phase::Idle;
+    unit.phase = UnitPhase::Idle;
   }
   flagRequest_.reset();
   sent_ = received_ = 0;
@@ -464,23 +454,9 @@ bool HostExecutor::skipping(const char *what, int index) {
 void HostExecutor::endStep() {
   for (size_t u = 0; u < units_.size(); ++u) {
     const Unit &unit = units_[u];
-    bool split =
-        unit.spec->kind == UnitKind::Flat || unit.spec->kind == UnitKind::Owned;
-    Phase last = split ? Phase::Done : Phase::Computed;
-    if (unit.phase == last)
-      continue;
-    static const char *const missing[] = {
-        "its reduction (or compute) was not launched",
-        "its reduction was not waited for",
-        "it was not computed",
-        "its all-gather was not launched",
-        "its all-gather was not waited for",
-        ""};
-    throw Error("the step left " + describe(static_cast<int>(u)) +
-                " incomplete: " +
-                (unit.spec->kind == UnitKind::Local && unit.phase == Phase::Idle
-                     ? "it was not computed"
-                     : missing[static_cast<int>(unit.phase)]));
+    if (unit.phase != finalPhase(unit.spec->kind))
+      throw Error(incompleteUnit(describe(static_cast<int>(u)),
+                                 unit.spec->kind, unit.phase));
   }
 }
 
@@ -521,12 +497,12 @@ Token HostExecutor::launchAllReduce(int index) {
   Unit &u = unit(index, "all-reduce");
   if (u.spec->kind != UnitKind::Small)
     throw Error(describe(index) + " has no all-reduce");
-  expectPhase(u, index, Phase::Idle, "all-reduce");
+  expectPhase(u, index, UnitPhase::Idle, "all-reduce");
   pack(u);
   u.reduction = setup_.communicator->allReduceMean(
       u.packed.data(), u.spec->counts[0], u.spec->payload);
   count(u, ScheduleOp::Kind::AllReduce);
-  u.phase = Phase::Reducing;
+  u.phase = UnitPhase::Reducing;
   return Token{2 * index};
 }
 
@@ -534,12 +510,12 @@ Token HostExecutor::launchReduceScatter(int index) {
   Unit &u = unit(index, "reduce-scatter");
   if (u.spec->kind != UnitKind::Flat && u.spec->kind != UnitKind::Owned)
     throw Error(describe(index) + " has no reduce-scatter");
-  expectPhase(u, index, Phase::Idle, "reduce-scatter");
+  expectPhase(u, index, UnitPhase::Idle, "reduce-scatter");
   pack(u);
   u.reduction = setup_.communicator->reduceScatterMean(
       u.packed.data(), u.part.data(), u.spec->counts, u.spec->payload);
   count(u, ScheduleOp::Kind::ReduceScatter);
-  u.phase = Phase::Reducing;
+  u.phase = UnitPhase::Reducing;
   return Token{2 * index};
 }
 
@@ -547,16 +523,16 @@ Token HostExecutor::launchAllGather(int index) {
   Unit &u = unit(index, "all-gather");
   if (u.spec->kind != UnitKind::Flat && u.spec->kind != UnitKind::Owned)
     throw Error(describe(index) + " has no all-gather");
-  expectPhase(u, index, Phase::Computed, "all-gather");
+  expectPhase(u, index, UnitPhase::Computed, "all-gather");
   if (skipping("all-gather", index)) {
     // Every rank skips: nothing was updated, nothing to share.
-    u.phase = Phase::Gathering;
+    u.phase = UnitPhase::Gathering;
     return Token{2 * index + 1};
   }
   u.gather = setup_.communicator->allGather(u.part.data(), u.packed.data(),
                                             u.spec->counts, u.spec->payload);
   count(u, ScheduleOp::Kind::AllGather);
-  u.phase = Phase::Gathering;
+  u.phase = UnitPhase::Gathering;
   return Token{2 * index + 1};
 }
 
@@ -566,14 +542,14 @@ void HostExecutor::wait(Token token) {
   int index = token.slot / 2;
   Unit &u = unit(index, "wait");
   if (token.slot % 2 == 0) {
-    expectPhase(u, index, Phase::Reducing, "wait for the reduction");
+    expectPhase(u, index, UnitPhase::Reducing, "wait for the reduction");
     u.reduction->wait();
-    u.phase = Phase::Reduced;
+    u.phase = UnitPhase::Reduced;
     return;
   }
-  expectPhase(u, index, Phase::Gathering, "wait for the all-gather");
+  expectPhase(u, index, UnitPhase::Gathering, "wait for the all-gather");
   if (!u.gather) { // a skipped step's
-    u.phase = Phase::Done;
+    u.phase = UnitPhase::Done;
     return;
   }
   u.gather->wait();
@@ -585,7 +561,7 @@ void HostExecutor::wait(Token token) {
                     u.spec->payload, param.data, param.dtype,
                     numelOf(param.shape));
   }
-  u.phase = Phase::Done;
+  u.phase = UnitPhase::Done;
 }
 
 void HostExecutor::run(const Call &call, float *workspace) const {
@@ -632,10 +608,10 @@ void HostExecutor::run(const Call &call, float *workspace) const {
 void HostExecutor::compute(int index) {
   Unit &u = unit(index, "compute");
   expectPhase(u, index,
-              u.spec->kind == UnitKind::Local ? Phase::Idle : Phase::Reduced,
+              u.spec->kind == UnitKind::Local ? UnitPhase::Idle : UnitPhase::Reduced,
               "compute");
   if (skipping("compute", index)) {
-    u.phase = Phase::Computed; // nothing changes in a skipped step
+    u.phase = UnitPhase::Computed; // nothing changes in a skipped step
     return;
   }
   auto workspace = [&](int slot) {
@@ -645,7 +621,7 @@ void HostExecutor::compute(int index) {
   if (!u.batched || workspaceSlots_ == 1) {
     for (const Call &call : u.calls)
       run(call, workspace(0));
-    u.phase = Phase::Computed;
+    u.phase = UnitPhase::Computed;
     return;
   }
   // The batch's members in parallel, each call on one thread (its loops'
@@ -669,7 +645,7 @@ void HostExecutor::compute(int index) {
   for (int c = 0; c < calls; ++c)
     if (errors_[c])
       std::rethrow_exception(errors_[c]);
-  u.phase = Phase::Computed;
+  u.phase = UnitPhase::Computed;
 }
 
 void HostExecutor::readState(size_t param, size_t state, float *values) const {

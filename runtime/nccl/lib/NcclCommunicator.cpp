@@ -5,6 +5,7 @@
 #include "MeanKernel.h"
 #include "optgen/runtime/CudaCheck.h"
 #include "optgen/runtime/Error.h"
+#include "optgen/runtime/StreamRequest.h"
 
 #ifdef OPTGEN_RUNTIME_NCCL_MPI
 #include <mpi.h>
@@ -54,33 +55,6 @@ std::string describe(const char *what, const std::vector<int64_t> &counts,
   return text + " " + std::string(dtypeName(dtype)) + " elements";
 }
 
-/// A collective on the communication stream: wait() makes the compute
-/// stream wait for its completion event.
-class NcclRequest final : public Request {
-public:
-  NcclRequest(cudaEvent_t done, cudaStream_t compute, std::string what)
-      : done_(done), compute_(compute), what_(std::move(what)) {}
-  ~NcclRequest() override {
-    // Unwaited: later work on the compute stream still follows it.
-    if (!waited_)
-      cudaStreamWaitEvent(compute_, done_, 0);
-    cudaEventDestroy(done_);
-  }
-  void wait() override {
-    if (waited_)
-      return;
-    OPTGEN_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_, 0),
-                      "waiting for the " + what_);
-    waited_ = true;
-  }
-
-private:
-  cudaEvent_t done_;
-  cudaStream_t compute_;
-  std::string what_;
-  bool waited_ = false;
-};
-
 class NcclCommunicator final : public Communicator {
 public:
   NcclCommunicator(ncclComm_t comm, bool owned) : comm_(comm), owned_(owned) {
@@ -126,7 +100,7 @@ public:
                                const std::vector<int64_t> &counts,
                                DType dtype) override {
     checkCollectiveDType(dtype, "reduce-scatter");
-    checkCounts(counts, "reduce-scatter");
+    checkCollectiveCounts(counts, size(), "reduce-scatter");
     std::string what = describe("reduce-scatter", counts, dtype);
     begin(what);
     size_t bytes = dtypeSize(dtype);
@@ -157,7 +131,7 @@ public:
                        const std::vector<int64_t> &counts,
                        DType dtype) override {
     checkCollectiveDType(dtype, "all-gather");
-    checkCounts(counts, "all-gather");
+    checkCollectiveCounts(counts, size(), "all-gather");
     std::string what = describe("all-gather", counts, dtype);
     begin(what);
     size_t bytes = dtypeSize(dtype);
@@ -221,16 +195,6 @@ public:
   }
 
 private:
-  void checkCounts(const std::vector<int64_t> &counts, const char *what) const {
-    if (static_cast<int>(counts.size()) != size_)
-      throw Error(std::string(what) + " with " +
-                  std::to_string(counts.size()) + " counts on " +
-                  std::to_string(size_) + " ranks: one count per rank");
-    for (int64_t count : counts)
-      if (count < 0)
-        throw Error(std::string(what) + " of " + std::to_string(count) +
-                    " elements on a rank");
-  }
   static bool even(const std::vector<int64_t> &counts) {
     return std::all_of(counts.begin(), counts.end(),
                        [&](int64_t c) { return c == counts.front(); });
@@ -251,15 +215,7 @@ private:
   }
   /// The request of the collective just enqueued.
   RequestPtr end(std::string what) {
-    cudaEvent_t done = nullptr;
-    OPTGEN_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
-                      what);
-    cudaError_t result = cudaEventRecord(done, stream_);
-    if (result != cudaSuccess) {
-      cudaEventDestroy(done);
-      throwCudaError(result, "cudaEventRecord", what);
-    }
-    return std::make_unique<NcclRequest>(done, compute_, std::move(what));
+    return recordStreamRequest(stream_, compute_, std::move(what));
   }
 
   ncclComm_t comm_;

@@ -93,6 +93,11 @@ public:
   [[noreturn]] virtual void abort(int code);
 };
 
+/// Throws Error unless `counts` has one non-negative count per rank of
+/// `ranks`; `what` names the collective.
+void checkCollectiveCounts(const std::vector<int64_t> &counts, int ranks,
+                           const char *what);
+
 /// Throws Error unless `dtype` is one collectives carry (F32, BF16); `what`
 /// names the collective.
 void checkCollectiveDType(DType dtype, const char *what);

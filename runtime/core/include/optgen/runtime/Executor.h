@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace optgen::runtime {
@@ -107,6 +108,24 @@ public:
   virtual int64_t bytesSent() const = 0;
   virtual int64_t bytesReceived() const = 0;
 };
+
+/// Where a unit is in a step; the primitives move it along, in this order
+/// (a Local unit is only computed). Every executor's units go so.
+enum class UnitPhase { Idle, Reducing, Reduced, Computed, Gathering, Done };
+
+/// The phase a unit of `kind` ends a step in: Done after its all-gather
+/// (Flat, Owned), else Computed.
+UnitPhase finalPhase(UnitKind kind);
+
+/// What a primitive that found unit `unit` ("unit 3 (flat)") in `phase`
+/// throws: "unit 3 (flat): compute while its reduction is in flight".
+std::string outOfOrder(const std::string &unit, const char *primitive,
+                       UnitPhase phase);
+
+/// What endStep() throws for a unit of `kind` left in `phase`: "the step
+/// left unit 3 (flat) incomplete: its all-gather was not waited for".
+std::string incompleteUnit(const std::string &unit, UnitKind kind,
+                           UnitPhase phase);
 
 /// Runs `schedule.program` on `executor` (the caller brackets it with
 /// beginStep() and endStep()).
