@@ -22,6 +22,7 @@ import sys
 import tempfile
 
 import safetensors_io
+from checks import Checks
 
 PARAMS = {"transformer.wte.weight": [64, 16], "resid_lambdas": [3],
           "transformer.h.0.attn.c_q.weight": [16, 16],
@@ -41,14 +42,7 @@ def main():
     parser.add_argument("--mpiexec", required=True)
     args = parser.parse_args()
     os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    passed = failed = 0
-
-    def check(what, ok, detail=""):
-        nonlocal passed, failed
-        passed += ok
-        failed += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} {what}{': ' + detail if detail and not ok else ''}")
-        sys.stdout.flush()
+    check = Checks()
 
     rng = random.Random(9)
     tensors = {}
@@ -108,8 +102,7 @@ def main():
               done.returncode == 0 and any(math.isnan(x) or math.isinf(x)
                                            for x in out["param/resid_lambdas"][1]))
 
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(check.summary())
 
 
 if __name__ == "__main__":

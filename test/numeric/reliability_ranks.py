@@ -20,6 +20,7 @@ import tempfile
 import time
 
 import safetensors_io
+from checks import Checks
 
 NAMES = {
     "transformer.wte.weight": [64, 16],
@@ -72,14 +73,7 @@ def main():
     os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     n = args.ranks
     last = n - 1
-    passed = failed = 0
-
-    def check(what, ok, detail=""):
-        nonlocal passed, failed
-        passed += ok
-        failed += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} {what}{': ' + detail if detail and not ok else ''}")
-        sys.stdout.flush()
+    check = Checks()
 
     with tempfile.TemporaryDirectory() as tmp:
         case = f"{tmp}/case.safetensors"
@@ -158,8 +152,7 @@ def main():
         run("every rank well", base + ["--load-state", f"{tmp}/good.st"],
             base + ["--load-state", f"{tmp}/good.st"], "", everywhere=False, status_zero=True)
 
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(check.summary())
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import sys
 import tempfile
 
 import safetensors_io
+from checks import Checks
 
 
 def limited(size):
@@ -41,14 +42,7 @@ def main():
     parser.add_argument("--spec")
     parser.add_argument("--build-dir")
     args = parser.parse_args()
-    passed = failed = 0
-
-    def check(what, ok, detail=""):
-        nonlocal passed, failed
-        passed += ok
-        failed += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} {what}{': ' + detail if detail and not ok else ''}")
-        sys.stdout.flush()
+    check = Checks()
 
     quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,8 +75,7 @@ def main():
             done = subprocess.run(run, **quiet)
             check("a cache whose configure was interrupted is configured again",
                   done.returncode == 0, done.stderr)
-            print(f"{passed} passed, {failed} failed")
-            sys.exit(1 if failed else 0)
+            sys.exit(check.summary())
 
         subprocess.run([args.runner, "--case", case, "--out", f"{tmp}/a.st"], check=True,
                        stdout=subprocess.DEVNULL)
@@ -125,8 +118,7 @@ def main():
                   before == after and not leftovers,
                   f"status {done.returncode}, {done.stderr}, left {leftovers}")
 
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(check.summary())
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import sys
 import tempfile
 
 import safetensors_io
+from checks import Checks
 
 PARAMS = {"w": [6, 5], "bias": [7], "scale": [1]}
 
@@ -28,13 +29,7 @@ def main():
     parser.add_argument("--optgen", required=True)
     parser.add_argument("--spec", required=True)
     args = parser.parse_args()
-    passed = failed = 0
-
-    def check(what, ok, detail=""):
-        nonlocal passed, failed
-        passed += ok
-        failed += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} {what}{': ' + detail if detail and not ok else ''}")
+    check = Checks()
 
     rng = random.Random(5)
     tensors = {}
@@ -92,8 +87,7 @@ def main():
                         for a, b in zip(interpreted[k][1], out[k][1]))
             check(f"interpreter: {what} agrees with the compiled code",
                   error < 1e-5, f"largest difference {error}")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return check.summary()
 
 
 if __name__ == "__main__":
