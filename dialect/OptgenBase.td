@@ -191,6 +191,14 @@ def Optgen_SlotAttr : AttrDef<Optgen_Dialect, "Slot"> {
   let genVerifyDecl = 1;
 }
 
+def Optgen_NonFinitePropagate : I32EnumAttrCase<"propagate", 0>;
+def Optgen_NonFiniteSkip      : I32EnumAttrCase<"skip", 1>;
+def Optgen_NonFinitePolicy : I32EnumAttr<"NonFinitePolicy",
+    "what a step does when a gradient holds NaN or Inf",
+    [Optgen_NonFinitePropagate, Optgen_NonFiniteSkip]> {
+  let cppNamespace = "::optgen";
+}
+
 def Optgen_DistributeNone  : I32EnumAttrCase<"none", 0>;
 def Optgen_DistributeZero2 : I32EnumAttrCase<"zero2", 1>;
 def Optgen_DistributeStrategy : I32EnumAttr<"DistributeStrategy",

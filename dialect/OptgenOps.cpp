@@ -28,20 +28,24 @@ static std::optional<int64_t> getConstantAxis(Value axis) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult OptimizerOp::verify() {
-  Operation *firstDistribute = nullptr;
+  Operation *firstDistribute = nullptr, *firstPolicy = nullptr;
   for (Operation &op : getBlock()) {
-    if (!isa<RuleOp, GroupOp, DistributeOp, ParamOp, BucketOp, ScheduleOp>(
-            op))
+    if (!isa<RuleOp, GroupOp, DistributeOp, OnNonFiniteOp, ParamOp, BucketOp,
+             ScheduleOp>(op))
       return op.emitOpError("cannot appear in an optimizer; only rules, "
-                            "groups, parameters, buckets and one distribute "
-                            "do");
-    if (!isa<DistributeOp>(op))
+                            "groups, parameters, buckets, one distribute "
+                            "and one on_nonfinite do");
+    bool distribute = isa<DistributeOp>(op);
+    if (!distribute && !isa<OnNonFiniteOp>(op))
       continue;
-    if (firstDistribute)
-      return op.emitOpError("repeats the optimizer's distribution strategy")
-                 .attachNote(firstDistribute->getLoc())
+    Operation *&first = distribute ? firstDistribute : firstPolicy;
+    if (first)
+      return op.emitOpError(distribute
+                                ? "repeats the optimizer's distribution strategy"
+                                : "repeats the optimizer's non-finite policy")
+                 .attachNote(first->getLoc())
              << "first given here";
-    firstDistribute = &op;
+    first = &op;
   }
   return success();
 }
@@ -438,6 +442,8 @@ OPTGEN_COMPATIBLE_RESULTS(SubOp)
 OPTGEN_COMPATIBLE_RESULTS(MulOp)
 OPTGEN_COMPATIBLE_RESULTS(DivOp)
 OPTGEN_COMPATIBLE_RESULTS(PowOp)
+OPTGEN_COMPATIBLE_RESULTS(ModOp)
+OPTGEN_COMPATIBLE_RESULTS(FloorDivOp)
 OPTGEN_COMPATIBLE_RESULTS(MinOp)
 OPTGEN_COMPATIBLE_RESULTS(MaxOp)
 OPTGEN_COMPATIBLE_RESULTS(AndOp)
@@ -449,6 +455,7 @@ OPTGEN_COMPATIBLE_RESULTS(SqrtOp)
 OPTGEN_COMPATIBLE_RESULTS(RsqrtOp)
 OPTGEN_COMPATIBLE_RESULTS(AbsOp)
 OPTGEN_COMPATIBLE_RESULTS(SignOp)
+OPTGEN_COMPATIBLE_RESULTS(FloorOp)
 OPTGEN_COMPATIBLE_RESULTS(ExpOp)
 OPTGEN_COMPATIBLE_RESULTS(LogOp)
 OPTGEN_COMPATIBLE_RESULTS(LerpOp)
@@ -483,6 +490,8 @@ OPTGEN_ELEMENTWISE_INFER(SubOp, "-", Promoted)
 OPTGEN_ELEMENTWISE_INFER(MulOp, "*", Promoted)
 OPTGEN_ELEMENTWISE_INFER(DivOp, "/", Float)
 OPTGEN_ELEMENTWISE_INFER(PowOp, "^", Float)
+OPTGEN_ELEMENTWISE_INFER(ModOp, "%", Promoted)
+OPTGEN_ELEMENTWISE_INFER(FloorDivOp, "floordiv", Promoted)
 OPTGEN_ELEMENTWISE_INFER(MinOp, "min", Promoted)
 OPTGEN_ELEMENTWISE_INFER(MaxOp, "max", Promoted)
 OPTGEN_ELEMENTWISE_INFER(AndOp, "&&", Logical)
@@ -494,6 +503,7 @@ OPTGEN_ELEMENTWISE_INFER(SqrtOp, "sqrt", Float)
 OPTGEN_ELEMENTWISE_INFER(RsqrtOp, "rsqrt", Float)
 OPTGEN_ELEMENTWISE_INFER(AbsOp, "abs", Promoted)
 OPTGEN_ELEMENTWISE_INFER(SignOp, "sign", Promoted)
+OPTGEN_ELEMENTWISE_INFER(FloorOp, "floor", Promoted)
 OPTGEN_ELEMENTWISE_INFER(ExpOp, "exp", Float)
 OPTGEN_ELEMENTWISE_INFER(LogOp, "log", Float)
 OPTGEN_ELEMENTWISE_INFER(LerpOp, "lerp", Float)

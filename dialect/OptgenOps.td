@@ -245,6 +245,26 @@ def Optgen_DistributeOp : Optgen_Op<"distribute", [HasParent<"OptimizerOp">]> {
   let hasVerifier = 1;
 }
 
+def Optgen_OnNonFiniteOp : Optgen_Op<"on_nonfinite", [HasParent<"OptimizerOp">]> {
+  let summary = "what a step does when a gradient is not finite";
+  let description = [{
+    `propagate` (what an optimizer without this op does): the step runs on
+    whatever the gradients hold, so a NaN or Inf reaches the parameters and
+    state it touches. `skip`: a step in which any gradient of any parameter,
+    on any rank, holds a NaN or an Inf changes no parameter and no state,
+    and is counted (as AMP's GradScaler skips); the printers set the
+    runtime's `OptimizerSpec::onNonFinite`, and the executor checks the
+    gradients in a pass it makes anyway.
+
+    Example:
+    ```mlir
+    optgen.on_nonfinite skip
+    ```
+  }];
+  let arguments = (ins Optgen_NonFinitePolicy:$policy);
+  let assemblyFormat = "$policy attr-dict";
+}
+
 def Optgen_YieldOp : Optgen_Op<"yield", [
     Terminator, Pure, ReturnLike,
     ParentOneOf<["IfOp", "ForTableOp", "GroupOp", "KernelOp"]>]> {
@@ -377,6 +397,38 @@ def Optgen_DivOp : Optgen_BinaryOp<"div", "division (ints divide to a float)",
   "%0 = optgen.div %rows, %cols : i64, i64">;
 def Optgen_PowOp : Optgen_BinaryOp<"pow", "power",
   "%0 = optgen.pow %beta1, %t : f32, i64">;
+def Optgen_ModOp : Optgen_BinaryOp<"mod",
+  "remainder with the divisor's sign (Python's `%`, torch.remainder)",
+  "%0 = optgen.mod %step, %every : i64, i64"> {
+  let description = [{
+    Elementwise, with broadcasting and promotion: `lhs - rhs *
+    floor(lhs / rhs)`, computed exactly; the result is 0 or has the sign of
+    `rhs`, as Python's `%` gives (`-7 % 3` is 2). Ints give an int; an int
+    modulo 0 is `lhs`, so that `lhs == rhs * floordiv(lhs, rhs) + lhs % rhs`
+    holds for every int. Floats give a float; a float modulo 0 is NaN.
+
+    Example:
+    ```mlir
+    %0 = optgen.mod %step, %every : i64, i64
+    ```
+  }];
+}
+def Optgen_FloorDivOp : Optgen_BinaryOp<"floordiv",
+  "division rounded down (Python's `//`, torch.floor_divide)",
+  "%0 = optgen.floordiv %step, %every : i64, i64"> {
+  let description = [{
+    Elementwise, with broadcasting and promotion: `floor(lhs / rhs)`, as
+    Python's `//` gives (`-7 // 2` is -4). Ints give an int, exactly; an int
+    divided by 0 gives 0. Floats give a float (a whole number), computed as
+    torch.floor_divide does; a float divided by 0 gives `lhs / 0` (an
+    infinity or NaN).
+
+    Example:
+    ```mlir
+    %0 = optgen.floordiv %step, %every : i64, i64
+    ```
+  }];
+}
 def Optgen_MinOp : Optgen_BinaryOp<"min", "the smaller of two values",
   "%0 = optgen.min %v, %cap : !optgen.tensor<*, f32>, f32">;
 def Optgen_MaxOp : Optgen_BinaryOp<"max", "the larger of two values",
@@ -426,6 +478,8 @@ def Optgen_AbsOp : Optgen_UnaryOp<"abs", "absolute value",
   "%0 = optgen.abs %g : !optgen.tensor<*, f32>">;
 def Optgen_SignOp : Optgen_UnaryOp<"sign", "-1, 0 or 1 by the sign of the input",
   "%0 = optgen.sign %u : !optgen.tensor<*, f32>">;
+def Optgen_FloorOp : Optgen_UnaryOp<"floor", "the largest integer not above the input (an int stays itself)",
+  "%0 = optgen.floor %x : f32">;
 def Optgen_ExpOp : Optgen_UnaryOp<"exp", "natural exponential",
   "%0 = optgen.exp %x : f32">;
 def Optgen_LogOp : Optgen_UnaryOp<"log", "natural logarithm",

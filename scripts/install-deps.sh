@@ -7,6 +7,8 @@ packages=(
   cmake ninja-build g++ python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libgtest-dev libopenblas-dev libopenblas-openmp-dev openmpi-bin libopenmpi-dev
+  # The fuzzers (libFuzzer is clang's) and the sanitizer suite.
+  clang libclang-rt-14-dev libasan8 libubsan1
 )
 
 missing=()

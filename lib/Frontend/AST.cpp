@@ -37,6 +37,8 @@ llvm::StringRef ast::spelling(BinaryOp op) {
     return "*";
   case BinaryOp::Div:
     return "/";
+  case BinaryOp::Mod:
+    return "%";
   case BinaryOp::Pow:
     return "^";
   case BinaryOp::MatMul:
@@ -140,6 +142,21 @@ void Dumper::dumpDecl(const Decl &decl, unsigned indent) {
       dumpSetting(setting, indent + 1);
     return;
   }
+  if (const auto *function = llvm::dyn_cast<FunctionDecl>(&decl)) {
+    line(indent) << "fn " << function->getName();
+    endLine(function->getLoc());
+    for (const FunctionDecl::Param &param : function->getParams()) {
+      line(indent + 1) << "arg " << param.name;
+      endLine(param.range.Start);
+    }
+    dumpBlock(function->getBody(), indent + 1);
+    return;
+  }
+  if (const auto *policy = llvm::dyn_cast<OnNonFiniteDecl>(&decl)) {
+    line(indent) << "on_nonfinite " << policy->getPolicy();
+    endLine(policy->getLoc());
+    return;
+  }
   const auto &distribute = llvm::cast<DistributeDecl>(decl);
   line(indent) << "distribute " << distribute.getStrategy();
   endLine(distribute.getLoc());
@@ -210,6 +227,11 @@ void Dumper::dumpStmt(const Stmt &stmt, unsigned indent) {
     dumpBlock(forStmt.getBody(), indent + 2);
     return;
   }
+  case Stmt::Kind::Return:
+    line(indent) << "return";
+    endLine(stmt.getLoc());
+    dumpExpr(llvm::cast<ReturnStmt>(stmt).getValue(), indent + 1);
+    return;
   }
 }
 

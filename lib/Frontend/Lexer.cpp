@@ -143,6 +143,8 @@ Token Lexer::lex() {
     return makeToken(TokenKind::Star, start);
   case '/':
     return makeToken(TokenKind::Slash, start);
+  case '%':
+    return makeToken(TokenKind::Percent, start);
   case '^':
     return makeToken(TokenKind::Caret, start);
   case '@':
@@ -193,6 +195,9 @@ Token Lexer::lexIdentifier(const char *start) {
           .Case("match", TokenKind::KwMatch)
           .Case("where", TokenKind::KwWhere)
           .Case("distribute", TokenKind::KwDistribute)
+          .Case("on_nonfinite", TokenKind::KwOnNonFinite)
+          .Case("fn", TokenKind::KwFn)
+          .Case("return", TokenKind::KwReturn)
           .Default(TokenKind::Identifier);
   return makeToken(kind, start);
 }

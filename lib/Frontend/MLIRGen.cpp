@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "optgen/Frontend/MLIRGen.h"
+#include "optgen/Frontend/Parser.h"
 
 #include "dialect/OptgenDialect.h"
 
@@ -17,11 +18,13 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
+#include <cstdio>
 #include <deque>
 
 using namespace mlir;
@@ -75,7 +78,7 @@ struct ConstValue {
 
 /// What a name inside a rule or a `where` condition stands for.
 struct Symbol {
-  enum class Kind { Param, Grad, Hyper, State, Let, LoopVar };
+  enum class Kind { Param, Grad, Hyper, State, Let, LoopVar, Arg };
   Kind kind;
   Value value;
   SMRange declRange;
@@ -103,6 +106,7 @@ constexpr Builtin kBuiltins[] = {
     {"norm", 1, 2},   {"amax", 1, 2},      {"transpose", 1, 1},
     {"rows", 1, 1},   {"cols", 1, 1},      {"ndim", 1, 1},  {"numel", 1, 1},
     {"size", 2, 2},   {"zeros_like", 1, 1}, {"zeros", 0, 1}, {"reduced", 2, 2},
+    {"floor", 1, 1},  {"floordiv", 2, 2},
 };
 
 const Builtin *lookupBuiltin(StringRef name) {
@@ -140,6 +144,97 @@ void collectAssigned(const ast::Block &block, llvm::SetVector<StringRef> &out) {
   }
 }
 
+/// Calls `visit` on each direct subexpression of `expr`.
+void forEachChild(const Expr &expr,
+                  const std::function<void(const Expr &)> &visit) {
+  switch (expr.getKind()) {
+  case Expr::Kind::Number:
+  case Expr::Kind::String:
+  case Expr::Kind::Name:
+    return;
+  case Expr::Kind::Call:
+    for (const ExprPtr &arg : cast<CallExpr>(expr).getArgs())
+      visit(*arg);
+    return;
+  case Expr::Kind::Unary:
+    return visit(cast<UnaryExpr>(expr).getOperand());
+  case Expr::Kind::Binary:
+    visit(cast<BinaryExpr>(expr).getLhs());
+    return visit(cast<BinaryExpr>(expr).getRhs());
+  case Expr::Kind::Ternary:
+    visit(cast<TernaryExpr>(expr).getCond());
+    visit(cast<TernaryExpr>(expr).getThen());
+    return visit(cast<TernaryExpr>(expr).getElse());
+  case Expr::Kind::Tuple:
+  case Expr::Kind::List:
+    for (const ExprPtr &e : cast<SequenceExpr>(expr).getElements())
+      visit(*e);
+    return;
+  case Expr::Kind::Index:
+    visit(cast<IndexExpr>(expr).getBase());
+    return visit(cast<IndexExpr>(expr).getIndex());
+  case Expr::Kind::Slice: {
+    auto &s = cast<SliceExpr>(expr);
+    visit(s.getBase());
+    if (s.getLo())
+      visit(*s.getLo());
+    if (s.getHi())
+      visit(*s.getHi());
+    return;
+  }
+  case Expr::Kind::Transpose:
+    return visit(cast<TransposeExpr>(expr).getOperand());
+  }
+}
+
+/// Calls `visitExpr` on the expressions of `stmt` and `visitBlock` on its
+/// nested blocks.
+void forEachChild(const Stmt &stmt,
+                  const std::function<void(const Expr &)> &visitExpr,
+                  const std::function<void(const ast::Block &)> &visitBlock) {
+  auto bindings = [&](ArrayRef<ast::Binding> items) {
+    for (const ast::Binding &item : items)
+      if (item.init)
+        visitExpr(*item.init);
+  };
+  switch (stmt.getKind()) {
+  case Stmt::Kind::Hyper:
+    return bindings(cast<HyperStmt>(stmt).getItems());
+  case Stmt::Kind::State:
+    return bindings(cast<StateStmt>(stmt).getItems());
+  case Stmt::Kind::Let:
+    return bindings(cast<LetStmt>(stmt).getBinding());
+  case Stmt::Kind::Assign:
+    return visitExpr(cast<AssignStmt>(stmt).getValue());
+  case Stmt::Kind::If:
+    visitExpr(cast<IfStmt>(stmt).getCond());
+    visitBlock(cast<IfStmt>(stmt).getThen());
+    return visitBlock(cast<IfStmt>(stmt).getElse());
+  case Stmt::Kind::For:
+    visitExpr(cast<ForStmt>(stmt).getIterable());
+    return visitBlock(cast<ForStmt>(stmt).getBody());
+  case Stmt::Kind::Return:
+    return visitExpr(cast<ReturnStmt>(stmt).getValue());
+  }
+}
+
+/// The hypers, states and lets declared at the top level of `block`, so
+/// that a use before the declaration gets a precise error.
+llvm::StringMap<SMRange> declaredIn(const ast::Block &block) {
+  llvm::StringMap<SMRange> names;
+  for (const StmtPtr &stmt : block) {
+    if (auto *hyper = dyn_cast<HyperStmt>(stmt.get()))
+      for (const ast::Binding &item : hyper->getItems())
+        names.try_emplace(item.name, item.nameRange);
+    else if (auto *state = dyn_cast<StateStmt>(stmt.get()))
+      for (const ast::Binding &item : state->getItems())
+        names.try_emplace(item.name, item.nameRange);
+    else if (auto *let = dyn_cast<LetStmt>(stmt.get()))
+      names.try_emplace(let->getBinding().name, let->getBinding().nameRange);
+  }
+  return names;
+}
+
 class MLIRGenImpl {
 public:
   MLIRGenImpl(MLIRContext &context, llvm::SourceMgr &sourceMgr,
@@ -169,15 +264,51 @@ private:
   /// Top-level hypers, states and lets of the current rule, so that a use
   /// before the declaration gets a precise error.
   llvm::StringMap<SMRange> declaredLater;
-  /// State names of the current rule in declaration order.
+  /// State names of the current rule in declaration order, and the final
+  /// value of each state a function declared (known when the call returns;
+  /// null for the rule's own states, read from its scope at the end).
   std::vector<std::string> stateNames;
+  std::vector<Value> stateFinal;
   bool inRule = false;
+  /// The `if` and `for` bodies being generated around the current statement,
+  /// across inlined calls: `hyper` and `state` need none.
+  unsigned controlDepth = 0;
+
+  /// Functions by name; a call inlines the body (MLIRGen has no call op).
+  llvm::StringMap<const FunctionDecl *> functions;
+  /// The functions being inlined, innermost last, each with the location of
+  /// its call: the locations of the ops (and errors) inside the body are
+  /// CallSiteLocs, so that an error there names the call too.
+  struct Frame {
+    const FunctionDecl *function;
+    Location callSite;
+  };
+  SmallVector<Frame> frames;
+  /// The value of the innermost function's `return`, once generated.
+  Value returnValue;
+  /// Hyperparameters and states of the current rule (its functions' too),
+  /// which share one namespace, with where each was declared.
+  llvm::StringMap<Location> ruleNames;
+  /// Functions the current rule called that declare hyperparameters or
+  /// states, with their first call: a second call would declare them again.
+  llvm::DenseMap<const FunctionDecl *, Location> statefulCalls;
+  /// Memo of firstDeclaration().
+  llvm::DenseMap<const FunctionDecl *, const ast::Binding *> declarations;
+  /// The current rule's parameter.
+  Value ruleParam;
+  /// Nested expressions and blocks being generated, across inlined calls.
+  unsigned genDepth = 0;
+  bool reportedTooDeep = false;
+  static constexpr unsigned kMaxGenDepth = 1000;
+  /// Calls inlined into the current rule, against a blow-up.
+  unsigned inlinedCalls = 0;
+  static constexpr unsigned kMaxInlinedCalls = 10000;
 
   //===--------------------------------------------------------------------===//
   // Locations and diagnostics
   //===--------------------------------------------------------------------===//
 
-  Location loc(SMLoc at) {
+  Location fileLoc(SMLoc at) {
     unsigned bufferId = sourceMgr.FindBufferContainingLoc(at);
     if (!bufferId)
       return UnknownLoc::get(&context);
@@ -186,14 +317,29 @@ private:
         sourceMgr.getMemoryBuffer(bufferId)->getBufferIdentifier();
     return FileLineColLoc::get(&context, file, line, col);
   }
+  /// Where `at` is, and inside the function being inlined, the call it
+  /// came from (a CallSiteLoc: errors there print a note at each call).
+  Location loc(SMLoc at) {
+    Location file = fileLoc(at);
+    if (frames.empty())
+      return file;
+    SMRange body = frames.back().function->getRange();
+    if (at.getPointer() < body.Start.getPointer() ||
+        at.getPointer() >= body.End.getPointer())
+      return file;
+    return CallSiteLoc::get(file, frames.back().callSite);
+  }
   Location loc(SMRange range) { return loc(range.Start); }
   InFlightDiagnostic error(SMLoc at) { return emitError(loc(at)); }
   InFlightDiagnostic error(SMRange range) { return error(range.Start); }
 
   /// Reports a duplicate of `name` (first defined at `first`).
   LogicalResult duplicate(StringRef name, SMRange at, SMRange first) {
+    return duplicate(name, at, loc(first));
+  }
+  LogicalResult duplicate(StringRef name, SMRange at, Location first) {
     error(at).append("duplicate definition of '", name, "'")
-        .attachNote(loc(first))
+        .attachNote(first)
         .append("first defined here");
     return failure();
   }
@@ -403,6 +549,17 @@ private:
                           << " at compile time, not a finite number";
       return failure();
     }
+    // Ints are exact below 2^53, as integer literals are; beyond, a double
+    // is no longer the int (and 2^63 no int64 at all).
+    if (succeeded(v) && v->kind == ConstValue::Kind::Number &&
+        v->isInteger && std::fabs(v->number) >= 9007199254740992.0) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.0f", v->number);
+      error(b.getOpLoc()) << "this computes the int " << text
+                          << " at compile time, beyond the ints it computes "
+                             "exactly (below 2^53 in magnitude)";
+      return failure();
+    }
     return v;
   }
 
@@ -456,6 +613,16 @@ private:
       return ConstValue::makeNumber(x * y, ints);
     case BinaryOp::Div:
       return ConstValue::makeNumber(x / y, false);
+    case BinaryOp::Mod: {
+      if (ints && y == 0) {
+        error(b.getOpLoc()) << "'%' by zero";
+        return failure();
+      }
+      double mod = std::fmod(x, y);
+      if (mod != 0 && ((y < 0) != (mod < 0)))
+        mod += y;
+      return ConstValue::makeNumber(mod, ints);
+    }
     case BinaryOp::Pow:
       return ConstValue::makeNumber(std::pow(x, y), ints && y >= 0);
     case BinaryOp::Lt:
@@ -603,6 +770,11 @@ private:
   }
 
   FailureOr<ConstValue> unknownName(StringRef name, SMRange at) {
+    if (functions.count(name)) {
+      error(at) << "'" << name << "' is a function; call it: " << name
+                << "(...)";
+      return failure();
+    }
     auto topLevel = topLevelNames.find(name);
     if (topLevel != topLevelNames.end() && !rules.count(name)) {
       error(at).append("'", name, "' is used before its declaration")
@@ -748,6 +920,8 @@ private:
       return createInferred<MulOp>(at, {lhs, rhs});
     case BinaryOp::Div:
       return createInferred<DivOp>(at, {lhs, rhs});
+    case BinaryOp::Mod:
+      return createInferred<ModOp>(at, {lhs, rhs});
     case BinaryOp::Pow:
       return createInferred<PowOp>(at, {lhs, rhs});
     case BinaryOp::MatMul:
@@ -830,6 +1004,10 @@ private:
       callee = constIt->second.value.text;
     }
 
+    auto function = functions.find(callee);
+    if (function != functions.end())
+      return genUserCall(call, *function->second);
+
     const Builtin *builtin = lookupBuiltin(callee);
     if (!builtin) {
       InFlightDiagnostic diag = error(call.getCalleeRange());
@@ -837,6 +1015,11 @@ private:
       std::vector<std::string> names;
       for (const Builtin &b : kBuiltins)
         names.push_back(b.name.str());
+      std::vector<std::string> userNames;
+      for (auto &entry : functions)
+        userNames.push_back(entry.getKey().str());
+      llvm::sort(userNames);
+      llvm::append_range(names, userNames);
       std::string guess = suggest(callee, names);
       if (!guess.empty())
         diag << "; did you mean '" << guess << "'?";
@@ -947,6 +1130,9 @@ private:
         .Case("rsqrt", [&] { return createInferred<RsqrtOp>(at, values); })
         .Case("abs", [&] { return createInferred<AbsOp>(at, values); })
         .Case("sign", [&] { return createInferred<SignOp>(at, values); })
+        .Case("floor", [&] { return createInferred<FloorOp>(at, values); })
+        .Case("floordiv",
+              [&] { return createInferred<FloorDivOp>(at, values); })
         .Case("exp", [&] { return createInferred<ExpOp>(at, values); })
         .Case("log", [&] { return createInferred<LogOp>(at, values); })
         .Case("min", [&] { return createInferred<MinOp>(at, values); })
@@ -954,6 +1140,157 @@ private:
         .Case("clamp", [&] { return createInferred<ClampOp>(at, values); })
         .Case("lerp", [&] { return createInferred<LerpOp>(at, values); })
         .Default([] { return Value(); })();
+  }
+
+  /// The first hyperparameter or state `function` declares, itself or
+  /// through the functions it calls: what makes it callable once per rule,
+  /// at its top level. Null when it declares none.
+  const ast::Binding *firstDeclaration(const FunctionDecl &function) {
+    auto known = declarations.find(&function);
+    if (known != declarations.end())
+      return known->second;
+    // Breadth first over the functions it calls, each once: no recursion
+    // through calls, however long their chains.
+    const ast::Binding *found = nullptr;
+    SmallVector<const FunctionDecl *> worklist{&function};
+    llvm::SmallPtrSet<const FunctionDecl *, 8> seen;
+    seen.insert(&function);
+    for (size_t i = 0; i < worklist.size() && !found; ++i) {
+      std::function<void(const Expr &)> visitExpr = [&](const Expr &expr) {
+        if (auto *call = dyn_cast<CallExpr>(&expr)) {
+          auto callee = functions.find(call->getCallee());
+          if (callee != functions.end() && seen.insert(callee->second).second)
+            worklist.push_back(callee->second);
+        }
+        forEachChild(expr, visitExpr);
+      };
+      std::function<void(const ast::Block &)> visitBlock =
+          [&](const ast::Block &block) {
+            for (const StmtPtr &stmt : block) {
+              if (found)
+                return;
+              if (auto *hyper = dyn_cast<HyperStmt>(stmt.get()))
+                found = &hyper->getItems().front();
+              else if (auto *state = dyn_cast<StateStmt>(stmt.get()))
+                found = &state->getItems().front();
+              else
+                forEachChild(*stmt, visitExpr, visitBlock);
+            }
+          };
+      visitBlock(worklist[i]->getBody());
+    }
+    declarations[&function] = found;
+    return found;
+  }
+
+  /// Inlines a call of a function: its arguments are evaluated here, its
+  /// body is generated in a scope of its own (its arguments, and the
+  /// constants), and its `return` value is the call's.
+  Value genUserCall(const CallExpr &call, const FunctionDecl &function) {
+    SMRange at = call.getCalleeRange();
+    StringRef name = function.getName();
+    const auto &args = call.getArgs();
+    size_t arity = function.getParams().size();
+    if (!inRule) {
+      error(at) << "function '" << name << "' can be called only in a rule";
+      return {};
+    }
+    if (args.size() != arity) {
+      error(at)
+          .append("'", name, "' takes ", arity,
+                  arity == 1 ? " argument" : " arguments", ", but ",
+                  args.size(), args.size() == 1 ? " was" : " were", " given")
+          .attachNote(fileLoc(function.getNameRange().Start))
+          .append("'", name, "' is declared here");
+      return {};
+    }
+    for (auto [i, frame] : llvm::enumerate(frames)) {
+      if (frame.function != &function)
+        continue;
+      std::string cycle;
+      for (const Frame &f : ArrayRef<Frame>(frames).drop_front(i))
+        cycle += f.function->getName().str() + " -> ";
+      error(at) << "function '" << name << "' calls itself (" << cycle << name
+                << "); a function cannot be recursive";
+      return {};
+    }
+    if (frames.size() >= kMaxNestingDepth) {
+      error(at) << "function calls nested too deeply (the limit is "
+                << kMaxNestingDepth << ")";
+      return {};
+    }
+    if (++inlinedCalls > kMaxInlinedCalls) {
+      error(at) << "a rule may make at most " << kMaxInlinedCalls
+                << " function calls, counting those made inside functions";
+      return {};
+    }
+    if (const ast::Binding *declared = firstDeclaration(function)) {
+      if (controlDepth > 0) {
+        error(at).append("function '", name, "' declares '", declared->name,
+                         "', a hyperparameter or state, so it can be called "
+                         "only at the top level of a rule, outside 'if' and "
+                         "'for'");
+        return {};
+      }
+      auto [first, inserted] = statefulCalls.try_emplace(&function, loc(at));
+      if (!inserted) {
+        error(at)
+            .append("function '", name, "' declares '", declared->name,
+                    "', a hyperparameter or state, so a rule may call it "
+                    "only once")
+            .attachNote(first->second)
+            .append("first called here");
+        return {};
+      }
+    }
+    SmallVector<Value> values;
+    for (const ExprPtr &arg : args) {
+      Value v = genExpr(*arg);
+      if (!v)
+        return {};
+      values.push_back(v);
+    }
+
+    // Into the function: its own names only.
+    frames.push_back({&function, loc(at)});
+    std::deque<llvm::StringMap<Symbol>> callerScopes = std::move(scopes);
+    llvm::StringMap<SMRange> callerLater = std::move(declaredLater);
+    Value callerReturn = returnValue;
+    scopes.assign(1, {});
+    declaredLater = declaredIn(function.getBody());
+    returnValue = {};
+    auto leave = [&] {
+      scopes = std::move(callerScopes);
+      declaredLater = std::move(callerLater);
+      returnValue = callerReturn;
+      frames.pop_back();
+    };
+    for (auto [param, value] : llvm::zip(function.getParams(), values))
+      if (failed(declare(param.name,
+                         {Symbol::Kind::Arg, value, param.range}))) {
+        leave();
+        return {};
+      }
+    if (failed(genBlock(function.getBody()))) {
+      leave();
+      return {};
+    }
+    Value result = returnValue;
+    if (isa<TupleType>(result.getType())) {
+      error(function.getBody().back()->getRange())
+          << "a function returns a tensor or a scalar, not a tuple; index it";
+      leave();
+      return {};
+    }
+    // The states it declared are final: only its body assigns them.
+    for (auto &entry : scopes.front())
+      if (entry.second.kind == Symbol::Kind::State)
+        for (auto [stateName, finalValue] : llvm::zip(stateNames, stateFinal))
+          if (stateName == entry.getKey())
+            finalValue = entry.second.value;
+    leave();
+    nameValue(result, name);
+    return result;
   }
 
   Value genIndex(const IndexExpr &expr) {
@@ -987,7 +1324,31 @@ private:
                                       tuple.getType(position), base, position);
   }
 
+  /// Holds one level of `genDepth` for as long as it lives.
+  struct DepthScope {
+    explicit DepthScope(unsigned &depth) : depth(depth) { ++depth; }
+    ~DepthScope() { --depth; }
+    unsigned &depth;
+  };
+
+  /// Expressions and blocks nest at most kMaxNestingDepth deep in the
+  /// source, but inlined calls stack them: this bounds the recursion of
+  /// generating them, whatever the functions.
+  bool tooDeep(SMLoc at) {
+    if (genDepth <= kMaxGenDepth)
+      return false;
+    if (!reportedTooDeep)
+      error(at) << "expressions and blocks nested too deeply, counting "
+                   "those of the functions called (the limit is "
+                << kMaxGenDepth << ")";
+    reportedTooDeep = true;
+    return true;
+  }
+
   Value genExpr(const Expr &expr) {
+    DepthScope depth(genDepth);
+    if (tooDeep(expr.getLoc()))
+      return {};
     switch (expr.getKind()) {
     case Expr::Kind::Number:
     case Expr::Kind::String: {
@@ -1079,6 +1440,16 @@ private:
     return builder.create<CastOp>(loc(at), target, value);
   }
 
+  /// Claims `name` for a hyperparameter or state of the current rule: they
+  /// share one namespace, with those of the functions the rule calls.
+  LogicalResult claimRuleName(StringRef name, SMRange at) {
+    auto it = ruleNames.find(name);
+    if (it != ruleNames.end() && !findSymbol(name))
+      return duplicate(name, at, it->second);
+    ruleNames.try_emplace(name, loc(at));
+    return success();
+  }
+
   LogicalResult genHyper(const HyperStmt &stmt) {
     for (const ast::Binding &item : stmt.getItems()) {
       Type type = builder.getF32Type();
@@ -1107,6 +1478,8 @@ private:
           return failure();
         defaultValue = *a;
       }
+      if (failed(claimRuleName(item.name, item.nameRange)))
+        return failure();
       // Laid out later, by optgen-assign-hyper-offsets.
       auto hyper = builder.create<HyperOp>(loc(item.nameRange), type, item.name,
                                            defaultValue,
@@ -1174,13 +1547,25 @@ private:
         Type element = tensor.getElementType();
         type = tensor.withElementType(dtype.value_or(
             isa<FloatType>(element) ? element : builder.getF32Type()));
+        // Shaped like the parameter (a function's argument, computed from
+        // the gradient): the parameter is what the state's shape follows.
+        auto likeType = cast<SymbolicTensorType>(like.getType());
+        auto paramType = cast<SymbolicTensorType>(ruleParam.getType());
+        if (likeType.getAnyRank() == paramType.getAnyRank() &&
+            likeType.getDims() == paramType.getDims() &&
+            llvm::none_of(likeType.getDims(),
+                          [](Attribute d) { return isa<UnitAttr>(d); }))
+          like = ruleParam;
       }
+      if (failed(claimRuleName(item.name, item.nameRange)))
+        return failure();
       auto state = builder.create<StateOp>(loc(item.nameRange), type,
                                            item.name, like, axis);
       if (failed(declare(item.name,
                          {Symbol::Kind::State, state, item.nameRange})))
         return failure();
       stateNames.push_back(item.name);
+      stateFinal.push_back(Value());
     }
     return success();
   }
@@ -1237,6 +1622,10 @@ private:
     case Symbol::Kind::LoopVar:
       error(at) << "cannot assign to the loop variable '" << name << "'";
       return failure();
+    case Symbol::Kind::Arg:
+      error(at) << "cannot assign to the argument '" << name
+                << "'; copy it first: let u = " << name;
+      return failure();
     case Symbol::Kind::Param:
       if (!inRule) {
         error(at) << "cannot assign to the parameter in a 'where' condition";
@@ -1272,10 +1661,15 @@ private:
     return carried;
   }
 
-  /// Generates `block` in a new scope.
+  /// Generates `block`, the body of an `if` or `for`, in a new scope.
   LogicalResult genScopedBlock(const ast::Block &block) {
+    DepthScope depth(genDepth);
+    if (!block.empty() && tooDeep(block.front()->getLoc()))
+      return failure();
     scopes.emplace_back();
+    ++controlDepth;
     LogicalResult result = genBlock(block);
+    --controlDepth;
     scopes.pop_back();
     return result;
   }
@@ -1284,21 +1678,22 @@ private:
     Value cond = genExpr(stmt.getCond());
     if (!cond)
       return failure();
+    if (isa<SymbolicTensorType>(cond.getType()) &&
+        getElementTypeOrSelf(cond.getType()).isInteger(1)) {
+      error(stmt.getCond().getRange())
+          << "the condition of 'if' must be one bool, not a mask ("
+          << describeType(cond.getType())
+          << "); use select(c, a, b) to choose elementwise";
+      return failure();
+    }
     if (!cond.getType().isInteger(1)) {
       error(stmt.getCond().getRange())
           << "the condition of 'if' must be true or false, not "
           << describeType(cond.getType());
       return failure();
     }
-    Value culprit;
-    if (!isKnownAtCompileTime(cond, &culprit)) {
-      error(stmt.getCond().getRange())
-          << "the condition of 'if' must be known at compile time, but it "
-             "depends on "
-          << describeRuntimeValue(culprit)
-          << "; use select(c, a, b) to choose at run time";
-      return failure();
-    }
+    if (!isKnownAtCompileTime(cond))
+      return genRuntimeIf(stmt, cond);
     auto carried = carriedSymbols({&stmt.getThen(), &stmt.getElse()});
     SmallVector<Type> types;
     SmallVector<Value> before;
@@ -1323,6 +1718,40 @@ private:
     }
     for (auto [entry, result] : llvm::zip(carried, ifOp.getResults()))
       entry.second->value = result;
+    return success();
+  }
+
+  /// An `if` on a bool known only at run time (`step % k == 0`, a
+  /// hyperparameter): both branches are computed, and each variable they
+  /// assign takes the taken branch's value, as select(cond, then, else).
+  LogicalResult genRuntimeIf(const IfStmt &stmt, Value cond) {
+    auto carried = carriedSymbols({&stmt.getThen(), &stmt.getElse()});
+    SmallVector<Value> before, afterThen;
+    for (auto &[name, symbol] : carried)
+      before.push_back(symbol->value);
+    if (failed(genScopedBlock(stmt.getThen())))
+      return failure();
+    for (auto [entry, value] : llvm::zip(carried, before)) {
+      afterThen.push_back(entry.second->value);
+      entry.second->value = value;
+    }
+    if (failed(genScopedBlock(stmt.getElse())))
+      return failure();
+    SMLoc at = stmt.getLoc();
+    for (auto [entry, onTrue, old] : llvm::zip(carried, afterThen, before)) {
+      auto &[name, symbol] = entry;
+      Value onFalse = symbol->value;
+      if (onTrue == onFalse)
+        continue;
+      Value chosen = createInferred<SelectOp>(at, {cond, onTrue, onFalse});
+      if (!chosen)
+        return failure();
+      // A mask's select gives floats: back to the variable's type.
+      if (chosen.getType() != old.getType())
+        chosen = builder.create<CastOp>(loc(at), old.getType(), chosen);
+      nameValue(chosen, name);
+      symbol->value = chosen;
+    }
     return success();
   }
 
@@ -1457,15 +1886,17 @@ private:
 
   LogicalResult genBlock(const ast::Block &block) {
     for (const StmtPtr &stmt : block) {
+      // The top level of a rule's or a function's body.
       bool topLevel = scopes.size() == 1;
       LogicalResult result = success();
       switch (stmt->getKind()) {
       case Stmt::Kind::Hyper:
       case Stmt::Kind::State:
-        if (!topLevel) {
+        if (!topLevel || controlDepth > 0) {
           error(stmt->getRange())
               << "'" << (isa<HyperStmt>(stmt.get()) ? "hyper" : "state")
-              << "' declarations belong at the top level of a rule";
+              << "' declarations belong at the top level of a "
+              << (frames.empty() ? "rule" : "function");
           return failure();
         }
         result = isa<HyperStmt>(stmt.get())
@@ -1483,6 +1914,12 @@ private:
         break;
       case Stmt::Kind::For:
         result = genFor(*cast<ForStmt>(stmt.get()));
+        break;
+      case Stmt::Kind::Return:
+        // Only as a function's last statement (checkReturns).
+        returnValue = genExpr(cast<ReturnStmt>(stmt.get())->getValue());
+        if (!returnValue)
+          return failure();
         break;
       }
       if (failed(result))
@@ -1514,6 +1951,58 @@ private:
         topLevelNames.try_emplace(decl.getName(), decl.getNameRange());
     if (!inserted)
       return duplicate(decl.getName(), decl.getNameRange(), it->second);
+    return success();
+  }
+
+  /// A function's name is not a builtin's; its body ends with its only
+  /// `return`.
+  LogicalResult checkFunction(const FunctionDecl &function) {
+    StringRef name = function.getName();
+    if (lookupBuiltin(name) || isDTypeName(name) ||
+        llvm::is_contained({"step", "true", "false"}, name)) {
+      error(function.getNameRange())
+          << "'" << name << "' is a builtin name; choose another";
+      return failure();
+    }
+    const ast::Block &body = function.getBody();
+    if (body.empty() || !isa<ReturnStmt>(body.back().get())) {
+      error(function.getNameRange())
+          << "function '" << name
+          << "' must end with 'return EXPR', which gives its value";
+      return failure();
+    }
+    return checkReturns(body, &function);
+  }
+
+  /// No `return` in `block` but a function's last statement.
+  LogicalResult checkReturns(const ast::Block &block,
+                             const FunctionDecl *function) {
+    for (const StmtPtr &stmt : block) {
+      if (auto *ret = dyn_cast<ReturnStmt>(stmt.get())) {
+        if (!function) {
+          error(ret->getRange())
+              << "'return' belongs at the end of a function; a rule gives "
+                 "its result by assigning the parameter and its states";
+          return failure();
+        }
+        if (ret != function->getBody().back().get()) {
+          error(ret->getRange())
+              << "'return' must be the last statement of the function, "
+                 "outside 'if' and 'for'";
+          return failure();
+        }
+        continue;
+      }
+      LogicalResult result = success();
+      forEachChild(
+          *stmt, [](const Expr &) {},
+          [&](const ast::Block &nested) {
+            if (succeeded(result))
+              result = checkReturns(nested, function);
+          });
+      if (failed(result))
+        return failure();
+    }
     return success();
   }
 
@@ -1580,18 +2069,12 @@ private:
     inRule = true;
     scopes.assign(1, {});
     stateNames.clear();
-    declaredLater.clear();
-    for (const StmtPtr &stmt : decl.getBody()) {
-      if (auto *hyper = dyn_cast<HyperStmt>(stmt.get()))
-        for (const ast::Binding &item : hyper->getItems())
-          declaredLater.try_emplace(item.name, item.nameRange);
-      else if (auto *state = dyn_cast<StateStmt>(stmt.get()))
-        for (const ast::Binding &item : state->getItems())
-          declaredLater.try_emplace(item.name, item.nameRange);
-      else if (auto *let = dyn_cast<LetStmt>(stmt.get()))
-        declaredLater.try_emplace(let->getBinding().name,
-                                  let->getBinding().nameRange);
-    }
+    stateFinal.clear();
+    ruleNames.clear();
+    statefulCalls.clear();
+    inlinedCalls = 0;
+    controlDepth = 0;
+    declaredLater = declaredIn(decl.getBody());
     auto finish = [&](LogicalResult result) {
       inRule = false;
       scopes.clear();
@@ -1599,6 +2082,8 @@ private:
     };
     for (auto [index, input] : llvm::enumerate(decl.getInputs())) {
       Value arg = body.addArgument(*type, loc(input.range));
+      if (index == 0)
+        ruleParam = arg;
       auto kind = index == 0 ? Symbol::Kind::Param : Symbol::Kind::Grad;
       if (failed(declare(input.name, {kind, arg, input.range})))
         return finish(failure());
@@ -1606,8 +2091,8 @@ private:
     if (failed(genBlock(decl.getBody())))
       return finish(failure());
     SmallVector<Value> states;
-    for (const std::string &name : stateNames)
-      states.push_back(scopes.front()[name].value);
+    for (auto [name, finalValue] : llvm::zip(stateNames, stateFinal))
+      states.push_back(finalValue ? finalValue : scopes.front()[name].value);
     builder.create<UpdateOp>(loc(decl.getRange().End),
                              scopes.front()[decl.getInputs()[0].name].value,
                              states);
@@ -1616,6 +2101,14 @@ private:
 
   LogicalResult genGroup(const GroupDecl &decl, mlir::Block &module) {
     auto ruleIt = rules.find(decl.getRule());
+    if (ruleIt == rules.end() && functions.count(decl.getRule())) {
+      error(decl.getRuleRange())
+          << "group '" << decl.getName() << "' needs a rule, but '"
+          << decl.getRule()
+          << "' is a function; call it from a rule: rule r(p, g) { p = "
+          << decl.getRule() << "(...) }";
+      return failure();
+    }
     if (ruleIt == rules.end()) {
       InFlightDiagnostic diag = error(decl.getRuleRange());
       diag << "group '" << decl.getName() << "' uses unknown rule '"
@@ -1800,6 +2293,7 @@ OwningOpRef<ModuleOp> MLIRGenImpl::gen(const ast::Module &spec) {
   mlir::Block &body = optimizer.getBody().emplaceBlock();
 
   const DistributeDecl *distribute = nullptr;
+  const OnNonFiniteDecl *onNonFinite = nullptr;
   for (const DeclPtr &decl : spec.getDecls()) {
     if (auto *d = dyn_cast<DistributeDecl>(decl.get())) {
       if (distribute) {
@@ -1807,9 +2301,22 @@ OwningOpRef<ModuleOp> MLIRGenImpl::gen(const ast::Module &spec) {
         return nullptr;
       }
       distribute = d;
+    } else if (auto *n = dyn_cast<OnNonFiniteDecl>(decl.get())) {
+      if (onNonFinite) {
+        (void)duplicate("on_nonfinite", n->getRange(), onNonFinite->getRange());
+        return nullptr;
+      }
+      onNonFinite = n;
     } else if (failed(claimTopLevelName(*decl))) {
       return nullptr;
     }
+    if (auto *f = dyn_cast<FunctionDecl>(decl.get())) {
+      if (failed(checkFunction(*f)))
+        return nullptr;
+      functions[f->getName()] = f;
+    } else if (auto *r = dyn_cast<RuleDecl>(decl.get());
+               r && failed(checkReturns(r->getBody(), nullptr)))
+      return nullptr;
   }
   for (const DeclPtr &decl : spec.getDecls())
     if (auto *c = dyn_cast<ConstDecl>(decl.get()); c && failed(genConst(*c)))
@@ -1835,6 +2342,18 @@ OwningOpRef<ModuleOp> MLIRGenImpl::gen(const ast::Module &spec) {
     builder.create<DistributeOp>(loc(spec.getNameRange()),
                                  DistributeStrategy::none, IntegerAttr(),
                                  IntegerAttr());
+  }
+  if (onNonFinite) {
+    std::optional<NonFinitePolicy> policy =
+        symbolizeNonFinitePolicy(onNonFinite->getPolicy());
+    if (!policy) {
+      error(onNonFinite->getNameRange())
+          << "unknown non-finite policy '" << onNonFinite->getPolicy()
+          << "'; expected propagate or skip";
+      return nullptr;
+    }
+    builder.setInsertionPointToEnd(&body);
+    builder.create<OnNonFiniteOp>(loc(onNonFinite->getNameRange()), *policy);
   }
   if (failed(verify(*module)))
     return nullptr;

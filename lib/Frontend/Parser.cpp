@@ -88,8 +88,10 @@ private:
   std::unique_ptr<ast::Decl> parseDecl();
   std::unique_ptr<ast::Decl> parseConst();
   std::unique_ptr<ast::Decl> parseRule();
+  std::unique_ptr<ast::Decl> parseFunction();
   std::unique_ptr<ast::Decl> parseGroup();
   std::unique_ptr<ast::Decl> parseDistribute();
+  std::unique_ptr<ast::Decl> parseOnNonFinite();
   bool parseSetting(ast::GroupDecl::Setting &setting);
   bool parseType(ast::TypeAnnotation &type);
   bool parseBlock(ast::Block &block, StringRef what);
@@ -99,6 +101,7 @@ private:
   ast::StmtPtr parseAssign();
   ast::StmtPtr parseIf();
   ast::StmtPtr parseFor();
+  ast::StmtPtr parseReturn();
   bool parseIdentifier(std::string &name, SMRange &range, const Twine &what);
 
   // Expressions.
@@ -160,6 +163,8 @@ binaryOperator(TokenKind kind) {
     return {{BinaryOp::Mul, Level::Mul}};
   case TokenKind::Slash:
     return {{BinaryOp::Div, Level::Mul}};
+  case TokenKind::Percent:
+    return {{BinaryOp::Mod, Level::Mul}};
   case TokenKind::At:
     return {{BinaryOp::MatMul, Level::Mul}};
   default:
@@ -307,23 +312,28 @@ std::unique_ptr<ast::Module> Parser::parseModule() {
                                        std::move(decls));
 }
 
-/// decl := const | rule | group | distribute
+/// decl := const | rule | fn | group | distribute | on_nonfinite
 std::unique_ptr<ast::Decl> Parser::parseDecl() {
   switch (tok.kind) {
   case TokenKind::KwConst:
     return parseConst();
   case TokenKind::KwRule:
     return parseRule();
+  case TokenKind::KwFn:
+    return parseFunction();
   case TokenKind::KwGroup:
     return parseGroup();
   case TokenKind::KwDistribute:
     return parseDistribute();
+  case TokenKind::KwOnNonFinite:
+    return parseOnNonFinite();
   case TokenKind::RParen:
   case TokenKind::RBracket:
   case TokenKind::RBrace:
     return errorUnmatched();
   default:
-    return errorExpected("a declaration (const, rule, group or distribute)");
+    return errorExpected(
+        "a declaration (const, rule, fn, group, distribute or on_nonfinite)");
   }
 }
 
@@ -380,6 +390,41 @@ std::unique_ptr<ast::Decl> Parser::parseRule() {
   return std::make_unique<ast::RuleDecl>(SMRange(start, prevEnd),
                                          std::move(name), nameRange,
                                          std::move(inputs), std::move(body));
+}
+
+/// fn := 'fn' IDENT '(' (IDENT (',' IDENT)*)? ')' block
+std::unique_ptr<ast::Decl> Parser::parseFunction() {
+  SMLoc start = tok.getLoc();
+  consume();
+  std::string name;
+  SMRange nameRange;
+  if (!parseIdentifier(name, nameRange, "a function name after 'fn'"))
+    return nullptr;
+  SMLoc open = tok.getLoc();
+  if (!consumeIf(TokenKind::LParen))
+    return errorExpected("'(' and the arguments of function " +
+                         quoteSource(name));
+  std::vector<ast::FunctionDecl::Param> params;
+  while (!tok.is(TokenKind::RParen)) {
+    params.emplace_back();
+    if (!parseIdentifier(params.back().name, params.back().range,
+                         "an argument name"))
+      return nullptr;
+    if (tok.is(TokenKind::Colon))
+      return error(tok.getLoc(),
+                   "a function's arguments take the types of the values "
+                   "passed in; they have no annotation");
+    if (!consumeIf(TokenKind::Comma))
+      break;
+  }
+  if (!expectClosing(TokenKind::RParen, open, ","))
+    return nullptr;
+  ast::Block body;
+  if (!parseBlock(body, "the function body"))
+    return nullptr;
+  return std::make_unique<ast::FunctionDecl>(SMRange(start, prevEnd),
+                                             std::move(name), nameRange,
+                                             std::move(params), std::move(body));
 }
 
 /// group      := 'group' IDENT '=' IDENT '{' group_item* '}'
@@ -472,6 +517,19 @@ std::unique_ptr<ast::Decl> Parser::parseDistribute() {
       std::move(settings));
 }
 
+/// on_nonfinite := 'on_nonfinite' IDENT
+std::unique_ptr<ast::Decl> Parser::parseOnNonFinite() {
+  SMLoc start = tok.getLoc();
+  consume();
+  std::string policy;
+  SMRange policyRange;
+  if (!parseIdentifier(policy, policyRange,
+                       "a policy after 'on_nonfinite' (propagate or skip)"))
+    return nullptr;
+  return std::make_unique<ast::OnNonFiniteDecl>(SMRange(start, prevEnd),
+                                                std::move(policy), policyRange);
+}
+
 /// setting := IDENT '=' expr
 bool Parser::parseSetting(ast::GroupDecl::Setting &setting) {
   if (!parseIdentifier(setting.name, setting.nameRange, "a setting name"))
@@ -547,6 +605,8 @@ ast::StmtPtr Parser::parseStmt() {
     return parseIf();
   case TokenKind::KwFor:
     return parseFor();
+  case TokenKind::KwReturn:
+    return parseReturn();
   case TokenKind::Identifier:
     return parseAssign();
   case TokenKind::RParen:
@@ -558,7 +618,7 @@ ast::StmtPtr Parser::parseStmt() {
                  "'if', 'else' or a 'for' header");
   default:
     return errorExpected(
-        "a statement (hyper, state, let, if, for or NAME = EXPR)");
+        "a statement (hyper, state, let, if, for, return or NAME = EXPR)");
   }
 }
 
@@ -667,6 +727,17 @@ ast::StmtPtr Parser::parseIf() {
       std::move(elseBlock));
 }
 
+/// return := 'return' expr
+ast::StmtPtr Parser::parseReturn() {
+  SMLoc start = tok.getLoc();
+  consume();
+  Parsed value = parseExpr();
+  if (!value)
+    return nullptr;
+  return std::make_unique<ast::ReturnStmt>(SMRange(start, prevEnd),
+                                           std::move(value.expr));
+}
+
 /// for := 'for' (IDENT | '(' IDENT (',' IDENT)* ')') 'in' expr block
 ast::StmtPtr Parser::parseFor() {
   SMLoc start = tok.getLoc();
@@ -747,7 +818,7 @@ Parsed Parser::parseExpr() {
 /// and := cmp ('&&' cmp)*
 /// cmp := add (('<'|'<='|'>'|'>='|'=='|'!=') add)?
 /// add := mul (('+'|'-') mul)*
-/// mul := unary (('*'|'/'|'@') unary)*
+/// mul := unary (('*'|'/'|'%'|'@') unary)*
 Parsed Parser::parseBinary(Level level) {
   if (level == Level::Unary)
     return parseUnary();

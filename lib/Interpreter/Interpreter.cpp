@@ -206,6 +206,40 @@ static double sign(double x) {
   return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0);
 }
 
+/// Python's `%` (torch.remainder): the remainder takes the divisor's sign.
+/// fmod is exact, for ints (below 2^53) and floats alike. An int modulo 0
+/// is `a`; a float modulo 0 is NaN (fmod's).
+static double remainder(double a, double b, bool ints) {
+  if (ints && b == 0)
+    return a;
+  double mod = std::fmod(a, b);
+  if (mod != 0 && ((b < 0) != (mod < 0)))
+    mod += b;
+  return mod;
+}
+
+/// Python's `//` (torch.floor_divide). Ints: exact, 0 for a divisor of 0.
+/// Floats: as torch computes them, `a / 0` for a divisor of 0.
+static double floorDivide(double a, double b, bool ints) {
+  if (b == 0)
+    return ints ? 0 : a / b;
+  if (ints) // a - (a mod b) is a multiple of b: the quotient is exact
+    return (a - remainder(a, b, true)) / b;
+  double mod = std::fmod(a, b);
+  double div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0)))
+    div -= 1;
+  if (div == 0)
+    return std::copysign(0.0, a / b);
+  double floored = std::floor(div);
+  return div - floored > 0.5 ? floored + 1 : floored;
+}
+
+static bool isIntResult(Operation *op) {
+  return optgen::getElementTypeOrSelf(op->getResult(0).getType())
+      .isInteger(64);
+}
+
 //===----------------------------------------------------------------------===//
 // The evaluator
 //===----------------------------------------------------------------------===//
@@ -875,6 +909,16 @@ LogicalResult Evaluator::evalOp(Operation &op) {
         return evalElementwise(o,
                                [](Args x) { return std::pow(x[0], x[1]); });
       })
+      .Case([&](ModOp o) {
+        bool ints = isIntResult(o);
+        return evalElementwise(
+            o, [ints](Args x) { return remainder(x[0], x[1], ints); });
+      })
+      .Case([&](FloorDivOp o) {
+        bool ints = isIntResult(o);
+        return evalElementwise(
+            o, [ints](Args x) { return floorDivide(x[0], x[1], ints); });
+      })
       .Case([&](MinOp o) {
         return evalElementwise(o, [](Args x) { return nanMin(x[0], x[1]); });
       })
@@ -908,6 +952,9 @@ LogicalResult Evaluator::evalOp(Operation &op) {
         return unary(o, [](double x) { return std::fabs(x); });
       })
       .Case([&](SignOp o) { return unary(o, sign); })
+      .Case([&](FloorOp o) {
+        return unary(o, [](double x) { return std::floor(x); });
+      })
       .Case([&](ExpOp o) {
         return unary(o, [](double x) { return std::exp(x); });
       })

@@ -273,3 +273,12 @@ optgen.optimizer @o {
     optgen.update %p : !optgen.tensor<*, f32>
   }
 }
+
+// -----
+
+optgen.optimizer @o {
+  // expected-note @+1 {{first given here}}
+  optgen.on_nonfinite skip
+  // expected-error @+1 {{repeats the optimizer's non-finite policy}}
+  optgen.on_nonfinite propagate
+}

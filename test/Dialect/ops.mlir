@@ -140,4 +140,6 @@ optgen.optimizer @any_rank {
   }
   // CHECK: optgen.distribute none
   optgen.distribute none
+  // CHECK: optgen.on_nonfinite skip
+  optgen.on_nonfinite skip
 }

@@ -657,6 +657,141 @@ TEST_F(InterpreterTest, UnknownOpFails) {
 }
 
 //===----------------------------------------------------------------------===//
+// %, floordiv, floor; run-time if; functions
+//===----------------------------------------------------------------------===//
+
+TEST_F(InterpreterTest, FloatRemainderAndFloorDivisionArePythons) {
+  // Python's values: -5.25 % 2.0 == 0.75, -5.25 // 2.0 == -3.0, and the
+  // remainder takes the divisor's sign.
+  struct Case {
+    double a, b, mod, div;
+  } cases[] = {{5.25, 2.0, 1.25, 2.0},    {-5.25, 2.0, 0.75, -3.0},
+               {5.25, -2.0, -0.75, -3.0}, {-5.25, -2.0, -1.25, 2.0},
+               {6.0, 2.0, 0.0, 3.0},      {-6.0, 2.0, 0.0, -3.0},
+               {0.5, 4.0, 0.5, 0.0},      {-0.5, 4.0, 3.5, -1.0}};
+  RuleOp r = rule(compile(R"spec(
+optimizer python_division
+rule r(p, g) {
+  hyper b = 1.0
+  p = g % b + 1000 * floordiv(g, b) + 1000000 * floor(g / b)
+}
+)spec"),
+                  "r");
+  ASSERT_TRUE(r);
+  for (const Case &c : cases) {
+    ParamState state{{1}, {0.0}, {}, 0};
+    HyperMap hypers;
+    hypers["b"] = c.b;
+    ASSERT_TRUE(succeeded(interp::stepRule(r, state, {c.a}, hypers)))
+        << diagnostics;
+    expectClose(state.param,
+                {c.mod + 1000 * c.div + 1000000 * std::floor(c.a / c.b)},
+                1e-12, "remainder, floordiv, floor");
+  }
+}
+
+TEST_F(InterpreterTest, IntRemainderAndFloorDivision) {
+  // The step against an int divisor: Python's values, and for a divisor of
+  // 0 the remainder is the step and the quotient 0.
+  RuleOp r = rule(compile(R"spec(
+optimizer int_division
+rule r(p, g) {
+  hyper k: int = 3
+  p = p + 1000 * (step % k) + floordiv(step - 4, k)
+}
+)spec"),
+                  "r");
+  ASSERT_TRUE(r);
+  for (int64_t k : {3, -3, 1, 0}) {
+    ParamState state{{1}, {0.0}, {}, 0};
+    HyperMap hypers;
+    hypers["k"] = k;
+    for (int64_t step = 1; step <= 7; ++step) {
+      state.param = {0.0};
+      ASSERT_TRUE(succeeded(interp::stepRule(r, state, {0.0}, hypers)))
+          << diagnostics;
+      int64_t n = step - 4;
+      // Python: step % k and (step - 4) // k.
+      int64_t mod = k == 0 ? step : ((step % k) + k) % k;
+      int64_t div = k == 0 ? 0 : (n - (((n % k) + k) % k)) / k;
+      expectClose(state.param, {double(1000 * mod + div)}, 0,
+                  ("k = " + std::to_string(k) + ", step = " +
+                   std::to_string(step))
+                      .c_str());
+    }
+  }
+}
+
+TEST_F(InterpreterTest, RuntimeIfRunsEveryKSteps) {
+  RuleOp r = rule(compile(R"spec(
+optimizer every_k
+rule r(p, g) {
+  hyper k: int = 3
+  state count = zeros()
+  if step % k == 0 {
+    count = count + 1
+    p = p - g
+  } else {
+    p = p + 0.5 * g
+  }
+}
+)spec"),
+                  "r");
+  ASSERT_TRUE(r);
+  ParamState state{{2}, {1.0, 2.0}, {}, 0};
+  Vec want = state.param;
+  HyperMap hypers;
+  hypers["k"] = int64_t{3};
+  for (int64_t step = 1; step <= 7; ++step) {
+    Vec g = random(2);
+    for (size_t i = 0; i < 2; ++i)
+      want[i] += step % 3 == 0 ? -g[i] : 0.5 * g[i];
+    ASSERT_TRUE(succeeded(interp::stepRule(r, state, g, hypers)))
+        << diagnostics;
+    expectClose(state.param, want, 1e-15, "every 3 steps");
+  }
+  ASSERT_EQ(state.states.size(), 1u);
+  EXPECT_EQ(state.states[0].data.at(0), 2.0); // steps 3 and 6
+}
+
+TEST_F(InterpreterTest, FunctionsInlineToTheSameStep) {
+  // AdamW written with functions (the moments' state in one) steps exactly
+  // as kAdamW's single rule does.
+  RuleOp composed = rule(compile(R"spec(
+optimizer composed
+fn adam(u) {
+  hyper betas = (0.9, 0.999), eps = 1e-8
+  state m = zeros_like(u), v = zeros_like(u)
+  m = lerp(m, u, 1 - betas[0])
+  v = lerp(v, u * u, 1 - betas[1])
+  let step_size = 1 / (1 - betas[0] ^ step)
+  let bias2 = 1 - betas[1] ^ step
+  return step_size * m / (sqrt(v / bias2) + eps)
+}
+fn decay(x, lr, weight_decay) { return x * (1 - lr * weight_decay) }
+rule adamw(p, g) {
+  hyper lr = 1e-3, weight_decay = 0.01
+  p = decay(p, lr, weight_decay)
+  p = p - lr * adam(g)
+}
+)spec"),
+                         "adamw");
+  RuleOp plain = rule(compile(kAdamW), "adamw");
+  ASSERT_TRUE(composed && plain);
+  Vec p0 = random(6), gs[3] = {random(6), random(6), random(6)};
+  ParamState a{{2, 3}, p0, {}, 0}, b{{2, 3}, p0, {}, 0};
+  for (const Vec &g : gs) {
+    ASSERT_TRUE(succeeded(interp::stepRule(composed, a, g, {}))) << diagnostics;
+    ASSERT_TRUE(succeeded(interp::stepRule(plain, b, g, {}))) << diagnostics;
+  }
+  // lr / bias1 * m is computed as lr * (1 / bias1 * m) here: rounding apart.
+  expectClose(a.param, b.param, 1e-6, "composed AdamW");
+  ASSERT_EQ(a.states.size(), 2u);
+  expectClose(a.states[0].data, b.states[0].data, 0, "m");
+  expectClose(a.states[1].data, b.states[1].data, 0, "v");
+}
+
+//===----------------------------------------------------------------------===//
 // nanochat's Muon (a9d0a86) with compute = f32, against MATH.md
 //===----------------------------------------------------------------------===//
 

@@ -7,6 +7,7 @@
 #include "optgen/runtime/Error.h"
 #include "optgen/runtime/Planner.h"
 
+#include <cmath>
 #include <map>
 
 using namespace mlir;
@@ -21,7 +22,14 @@ public:
     for (GroupOp group : optimizer.getBlock().getOps<GroupOp>())
       groups.push_back({group.getSymName().str(), rule(group.getRule().str()),
                         group, interp::groupHypers(group)});
+    for (OnNonFiniteOp policy : optimizer.getBlock().getOps<OnNonFiniteOp>())
+      skip = policy.getPolicy() == NonFinitePolicy::skip;
   }
+
+  /// As the runtime skips (NonFinitePolicy::Skip): a step in which any
+  /// gradient holds a NaN or an Inf changes nothing, and is counted.
+  void skipNonFinite() override { skip = true; }
+  int64_t skippedSteps() const override { return skip ? skipped : -1; }
 
   void addGroup(const std::string &name, const std::string &ruleName) override {
     for (const Group &g : groups)
@@ -94,6 +102,13 @@ public:
   }
 
   void step() override {
+    if (skip)
+      for (const Param &p : params)
+        for (double g : runtime::toDoubleVector(p.grad))
+          if (!std::isfinite(g)) {
+            ++skipped;
+            return;
+          }
     for (const runtime::Bucket &bucket : plan.buckets) {
       Group &g = groups[bucket.group];
       for (size_t index : bucket.params) {
@@ -141,6 +156,8 @@ private:
   std::vector<Group> groups;
   std::vector<Param> params;
   runtime::Plan plan;
+  bool skip = false;
+  int64_t skipped = 0;
 };
 
 } // namespace
@@ -148,8 +165,10 @@ private:
 int optgen::runCaseOnInterpreter(OptimizerOp optimizer,
                                  const std::string &casePath,
                                  const std::string &outPath,
-                                 const std::string &reportPath, int repeat) {
+                                 const std::string &reportPath, int repeat,
+                                 bool skipNonFinite) {
   runtime::CaseOptions options;
+  options.skipNonFinite = skipNonFinite;
   options.casePath = casePath;
   options.outPath = outPath;
   options.reportPath = reportPath;

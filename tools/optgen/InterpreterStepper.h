@@ -19,7 +19,8 @@ namespace optgen {
 /// optgen::runtime::runCase. Returns the process exit code.
 int runCaseOnInterpreter(OptimizerOp optimizer, const std::string &casePath,
                          const std::string &outPath,
-                         const std::string &reportPath, int repeat);
+                         const std::string &reportPath, int repeat,
+                         bool skipNonFinite);
 
 } // namespace optgen
 

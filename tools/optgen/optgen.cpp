@@ -29,6 +29,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -146,6 +147,39 @@ cl::opt<bool> splitGrads(
     cl::desc("Under mpirun: give each rank a different gradient whose mean "
              "over the ranks is the case's"),
     cl::sub(runCommand), cl::cat(optgenCategory));
+cl::opt<std::string> saveStateFile(
+    "save-state",
+    cl::desc("Write the optimizer state after the last step to FILE (a "
+             "checkpoint, docs/RELIABILITY.md)"),
+    cl::value_desc("FILE.safetensors"), cl::sub(runCommand),
+    cl::cat(optgenCategory));
+cl::opt<std::string> loadStateFile(
+    "load-state",
+    cl::desc("Start from the optimizer state in FILE (a checkpoint)"),
+    cl::value_desc("FILE.safetensors"), cl::sub(runCommand),
+    cl::cat(optgenCategory));
+cl::list<std::string> saveAt(
+    "save-at",
+    cl::desc("After step K, save the run's checkpoint (optimizer state and "
+             "parameters) into the folder DIR, and go on"),
+    cl::value_desc("K DIR"), cl::multi_val(2), cl::sub(runCommand),
+    cl::cat(optgenCategory));
+cl::opt<std::string> resumeDir(
+    "resume",
+    cl::desc("Resume the replay from the checkpoint a --save-at wrote into "
+             "DIR (on any number of ranks)"),
+    cl::value_desc("DIR"), cl::sub(runCommand), cl::cat(optgenCategory));
+cl::opt<bool> skipNonFinite(
+    "skip-nonfinite",
+    cl::desc("A step in which a gradient holds a NaN or an infinity changes "
+             "nothing and is counted (the report's skipped_steps); by "
+             "default the rule's math sees it"),
+    cl::sub(runCommand), cl::cat(optgenCategory));
+cl::opt<bool> force(
+    "force",
+    cl::desc("With -o DIR: replace files there that optgen did not write"),
+    cl::sub(compileCommand), cl::cat(optgenCategory));
+
 cl::opt<std::string> buildDir(
     "build-dir",
     cl::desc("Where to build the compiled runner (default: a directory under "
@@ -461,7 +495,7 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
                  : emitCpuFiles(*module, specBuffer, files)))
     return finish(failure());
   if (outputFile != "-")
-    return finish(writeFiles(outputFile, files));
+    return finish(writeFiles(outputFile, files, force));
   printFiles(files, os);
   return finish(success());
 }
@@ -491,20 +525,44 @@ int compile() {
     return 1;
   }
   bool toDirectory = emit == Stage::Code && outputFile != "-";
-  std::unique_ptr<ToolOutputFile> output =
-      mlir::openOutputFile(toDirectory ? "-" : outputFile.getValue(), &message);
-  if (!output) {
-    WithColor::error(errs(), "optgen") << message << "\n";
-    return 1;
+  bool toFile = !toDirectory && outputFile != "-";
+  // An output never replaces an input.
+  for (const std::string &in : {specFile.getValue(), shapesFile.getValue()}) {
+    bool same = false;
+    if (toFile && !in.empty() && !sys::fs::equivalent(outputFile, in, same) &&
+        same) {
+      WithColor::error(errs(), "optgen")
+          << "-o '" << outputFile << "' is the file '" << in
+          << "' it reads: an output never overwrites an input\n";
+      return 1;
+    }
   }
+  // Into memory, then replacing the file at once: a failed compile leaves
+  // the previous output as it was.
+  std::string text;
+  raw_string_ostream os(text);
   LogicalResult result =
       splitInputFile
-          ? mlir::splitAndProcessBuffer(std::move(input), compileBuffer,
-                                        output->os(), "// -----", "// -----")
-          : compileBuffer(std::move(input), output->os());
+          ? mlir::splitAndProcessBuffer(std::move(input), compileBuffer, os,
+                                        "// -----", "// -----")
+          : compileBuffer(std::move(input), os);
+  os.flush();
+  if (!toFile) {
+    outs() << text;
+    outs().flush();
+    return failed(result) ? 1 : 0;
+  }
   if (failed(result))
     return 1;
-  output->keep();
+  if (Error error = writeToOutput(outputFile, [&](raw_ostream &out) {
+        out << text;
+        return Error::success();
+      })) {
+    WithColor::error(errs(), "optgen") << "cannot write '" << outputFile
+                                       << "': " << toString(std::move(error))
+                                       << "\n";
+    return 1;
+  }
   return 0;
 }
 
@@ -657,8 +715,15 @@ int runCase() {
              "rank\n";
       return 1;
     }
+    if (!saveStateFile.empty() || !loadStateFile.empty() ||
+        !saveAt.empty() || !resumeDir.empty()) {
+      WithColor::error(errs(), "optgen")
+          << "the interpreter keeps no optimizer checkpoints: --save-state, "
+             "--load-state, --save-at and --resume need compiled code\n";
+      return 1;
+    }
     return runCaseOnInterpreter(optimizer, caseFile, outFile, reportFile,
-                                repeat);
+                                repeat, skipNonFinite);
   }
 
   // The CPU target unless --target says otherwise; a CUDA runner without a
@@ -680,6 +745,16 @@ int runCase() {
     args.insert(args.end(), {"--report", reportFile});
   if (splitGrads)
     args.push_back("--split-grads");
+  if (!saveStateFile.empty())
+    args.insert(args.end(), {"--save-state", saveStateFile});
+  if (!loadStateFile.empty())
+    args.insert(args.end(), {"--load-state", loadStateFile});
+  if (!saveAt.empty())
+    args.insert(args.end(), {"--save-at", saveAt[0], saveAt[1]});
+  if (!resumeDir.empty())
+    args.insert(args.end(), {"--resume", resumeDir});
+  if (skipNonFinite)
+    args.push_back("--skip-nonfinite");
   int code = execute(runner, args);
   return code < 0 ? 1 : code;
 }
@@ -700,7 +775,8 @@ int main(int argc, char **argv) {
       "             [--simulate [--machine h100-ib|h200-nvlink|cpu|...]]\n"
       "  optgen explain COMPILED.mlir\n"
       "  optgen run SPEC --case CASE.safetensors [--out OUT.safetensors]\n"
-      "             [--interpret | --target=cpu|cuda] [--repeat R] [--report R.json]\n\n"
+      "             [--interpret | --target=cpu|cuda] [--repeat R] [--report R.json]\n"
+      "             [--save-state F | --load-state F | --save-at K DIR | --resume DIR]\n\n"
       "Run 'optgen compile --help', 'optgen run --help' or 'optgen explain "
       "--help' for the options of a command.\n");
   if (compileCommand)

@@ -40,10 +40,17 @@ mlir::LogicalResult emitCudaFiles(mlir::ModuleOp module,
 /// Prints `files` in name order, each after a line `// ----- NAME`.
 void printFiles(const GeneratedFiles &files, llvm::raw_ostream &os);
 
+/// Whether `text` starts as every file optgen generates does (its banner).
+bool isGeneratedText(llvm::StringRef text);
+
 /// Writes `files` into `dir` (created if needed), leaving files whose
-/// contents are unchanged alone, so that rebuilds stay incremental.
+/// contents are unchanged alone, so that rebuilds stay incremental. Each
+/// file is written to a temporary and renamed over the old one. Unless
+/// `force`, a file there that optgen did not write (without its banner) is
+/// an error, before anything is written.
 mlir::LogicalResult writeFiles(llvm::StringRef dir,
-                               const GeneratedFiles &files);
+                               const GeneratedFiles &files,
+                               bool force = false);
 
 /// Registers `--optgen-to-cpu` with mlir-translate's registry: executable IR
 /// in, printFiles() of emitCpuFiles() out.

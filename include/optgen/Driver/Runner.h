@@ -3,7 +3,12 @@
 // `optgen run --target=cpu` builds the generated code's runner with CMake,
 // once per generated code: in a directory named by a hash of the files
 // under the user's cache, locked so that the ranks of one `mpirun optgen
-// run` build it one at a time, and reconfigured only when it is new.
+// run` build it one at a time, and configured only when it is new. Stamps
+// record the steps that completed (configured.ok; runner.ok, the runner's
+// size and hash): an entry whose configure was interrupted is configured
+// again, a runner that is not the one last built (cut short, damaged) is
+// built again, and a cached entry whose build fails is rebuilt once from
+// its configure.
 //
 //===----------------------------------------------------------------------===//
 

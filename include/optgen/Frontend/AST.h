@@ -115,7 +115,7 @@ private:
 
 enum class UnaryOp { Neg, Not };
 enum class BinaryOp {
-  Add, Sub, Mul, Div, Pow, MatMul,
+  Add, Sub, Mul, Div, Mod, Pow, MatMul,
   Lt, Le, Gt, Ge, Eq, Ne,
   And, Or,
 };
@@ -244,7 +244,7 @@ struct TypeAnnotation {
 
 class Stmt {
 public:
-  enum class Kind { Hyper, State, Let, Assign, If, For };
+  enum class Kind { Hyper, State, Let, Assign, If, For, Return };
   Stmt(Kind kind, llvm::SMRange range) : kind(kind), range(range) {}
   virtual ~Stmt() = default;
   Kind getKind() const { return kind; }
@@ -365,13 +365,25 @@ private:
   Block body;
 };
 
+/// `return m / (sqrt(v) + eps)`: the value of a function, its last statement.
+class ReturnStmt : public Stmt {
+public:
+  ReturnStmt(llvm::SMRange range, ExprPtr value)
+      : Stmt(Kind::Return, range), value(std::move(value)) {}
+  const Expr &getValue() const { return *value; }
+  static bool classof(const Stmt *s) { return s->getKind() == Kind::Return; }
+
+private:
+  ExprPtr value;
+};
+
 //===----------------------------------------------------------------------===//
 // Top-level declarations
 //===----------------------------------------------------------------------===//
 
 class Decl {
 public:
-  enum class Kind { Const, Rule, Group, Distribute };
+  enum class Kind { Const, Rule, Function, Group, Distribute, OnNonFinite };
   Decl(Kind kind, llvm::SMRange range, std::string name,
        llvm::SMRange nameRange)
       : kind(kind), range(range), name(std::move(name)), nameRange(nameRange) {}
@@ -423,6 +435,26 @@ public:
 
 private:
   std::vector<Input> inputs;
+  Block body;
+};
+
+/// `fn adam(u) { hyper betas = (0.9, 0.999); ...; return m / (sqrt(v) + eps) }`
+class FunctionDecl : public Decl {
+public:
+  struct Param {
+    llvm::SMRange range;
+    std::string name;
+  };
+  FunctionDecl(llvm::SMRange range, std::string name, llvm::SMRange nameRange,
+               std::vector<Param> params, Block body)
+      : Decl(Kind::Function, range, std::move(name), nameRange),
+        params(std::move(params)), body(std::move(body)) {}
+  const std::vector<Param> &getParams() const { return params; }
+  const Block &getBody() const { return body; }
+  static bool classof(const Decl *d) { return d->getKind() == Kind::Function; }
+
+private:
+  std::vector<Param> params;
   Block body;
 };
 
@@ -480,6 +512,20 @@ public:
 
 private:
   std::vector<GroupDecl::Setting> settings;
+};
+
+/// `on_nonfinite skip` / `on_nonfinite propagate`: what a step does when a
+/// gradient holds NaN or Inf.
+class OnNonFiniteDecl : public Decl {
+public:
+  OnNonFiniteDecl(llvm::SMRange range, std::string policy,
+                  llvm::SMRange policyRange)
+      : Decl(Kind::OnNonFinite, range, std::move(policy), policyRange) {}
+  /// The policy is the declaration's name: "propagate" or "skip".
+  llvm::StringRef getPolicy() const { return getName(); }
+  static bool classof(const Decl *d) {
+    return d->getKind() == Kind::OnNonFinite;
+  }
 };
 
 /// A whole spec file: `optimizer NAME` followed by declarations.

@@ -41,6 +41,9 @@ enum class TokenKind {
   KwMatch,
   KwWhere,
   KwDistribute,
+  KwOnNonFinite,
+  KwFn,
+  KwReturn,
 
   // Punctuation.
   LParen,       // (
@@ -58,6 +61,7 @@ enum class TokenKind {
   Minus,        // -
   Star,         // *
   Slash,        // /
+  Percent,      // %
   Caret,        // ^
   At,           // @
   Less,         // <
@@ -72,7 +76,7 @@ enum class TokenKind {
 };
 
 inline bool isKeyword(TokenKind kind) {
-  return kind >= TokenKind::KwOptimizer && kind <= TokenKind::KwDistribute;
+  return kind >= TokenKind::KwOptimizer && kind <= TokenKind::KwReturn;
 }
 
 struct Token {

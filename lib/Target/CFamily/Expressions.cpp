@@ -2,6 +2,8 @@
 
 #include "optgen/Target/CFamily/Expressions.h"
 
+#include "optgen/Target/CFamily/Names.h"
+
 #include "optgen/Target/CFamily/SourceInfo.h"
 
 #include "dialect/OptgenDialect.h"
@@ -97,6 +99,12 @@ std::string optgen::elementExpression(Operation *op,
           .Case([&](MulOp) { return "(" + in(0) + " * " + in(1) + ")"; })
           .Case([&](DivOp) { return "(" + in(0) + " / " + in(1) + ")"; })
           .Case([&](PowOp) { return call("std::pow", {in(0), in(1)}); })
+          .Case([&](ModOp) {
+            return call("optgen::runtime::remainder", {in(0), in(1)});
+          })
+          .Case([&](FloorDivOp) {
+            return call("optgen::runtime::floorDivide", {in(0), in(1)});
+          })
           .Case([&](MinOp) {
             return call("optgen::runtime::minimum", {in(0), in(1)});
           })
@@ -106,6 +114,7 @@ std::string optgen::elementExpression(Operation *op,
           .Case([&](NegOp) { return "(-" + in(0) + ")"; })
           .Case([&](AbsOp) { return math("std::abs"); })
           .Case([&](SignOp) { return math("optgen::runtime::sign"); })
+          .Case([&](FloorOp) { return math("optgen::runtime::floor"); })
           .Case([&](SqrtOp) { return math("std::sqrt"); })
           .Case([&](RsqrtOp) {
             return "(" + floatLiteral(1, result.isF64()) + " / " +
@@ -162,7 +171,7 @@ std::string optgen::tableDefinition(ForTableOp loop, StringRef name,
   std::string text;
   llvm::raw_string_ostream t(text);
   std::optional<FileLineColLoc> file = fileLocation(loop.getLoc());
-  t << "// The table of the loop at " << specName << ":"
+  t << "// The table of the loop at " << commentText(specName) << ":"
     << (file ? file->getLine() : 0) << ", as f32.\n";
   t << "constexpr float " << name << "[" << rows << "][" << width
     << "] = {\n";

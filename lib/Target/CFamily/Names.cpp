@@ -26,11 +26,35 @@ bool optgen::isReservedName(StringRef name) {
       "switch", "template", "this", "thread_local", "throw", "true", "try",
       "typedef", "typeid", "typename", "union", "unsigned", "using",
       "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+      // C's keywords and alternative spellings C++ may meet in headers.
+      "restrict", "_Bool", "_Complex", "_Imaginary",
+      // Macros of the C and C++ libraries and of GCC's GNU modes whose
+      // names have lowercase letters (all-uppercase names are taken for
+      // macros as a whole below: EOF, NULL, HUGE_VAL, INT_MAX, M_PI, ...).
+      "errno", "unix", "linux", "i386", "sun", "sparc", "mips", "vax",
+      "assert", "offsetof", "setjmp", "va_start", "va_arg", "va_end",
+      "va_copy", "stdin", "stdout", "stderr", "math_errhandling", "major",
+      "minor", "makedev", "alloca", "errno_t",
+      // CMake's own targets (the optimizer's name is a target's).
+      "all", "clean", "help", "install", "test", "package", "package_source",
+      "edit_cache", "rebuild_cache", "list_install_components", "depend",
+      "preinstall", "ALL_BUILD", "ZERO_CHECK", "RUN_TESTS",
       // Names the generated code itself uses.
       "call", "optgen", "std", "row", "i", "j", "k", "R", "C", "shape",
       "rank", "rows", "cols", "main", "size", "int64_t", "Tile", "NAN",
-      "INFINITY"};
-  return keywords.contains(name);
+      "INFINITY", "makeSpec", "compiledStep",
+      // And CUDA kernels: their own variables, CUDA's built-in ones.
+      "member", "n", "workspace", "slots", "first", "stride", "element",
+      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"};
+  if (keywords.contains(name))
+    return true;
+  // optgen's namespaces and the runtime's CMake targets (optgen_runtime,
+  // optgen_runtime_core, ...) begin so.
+  if (name.starts_with("optgen"))
+    return true;
+  // Macros are spelled in uppercase: a name without a lowercase letter may
+  // be one of any header's (EOF, NULL, HUGE_VAL, EDOM, M_PI, SIGINT, ...).
+  return llvm::none_of(name, [](char c) { return llvm::isLower(c); });
 }
 
 std::string optgen::legalIdentifier(StringRef text) {
@@ -59,6 +83,23 @@ std::string optgen::cppString(StringRef text) {
     } else {
       out += static_cast<char>(c);
     }
+  }
+  return out + "\"";
+}
+
+std::string optgen::cmakeString(StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\\' || c == '"' || c == '$' || c == ';' || c == '@')
+      out += '\\';
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else
+      out += c;
   }
   return out + "\"";
 }

@@ -19,7 +19,7 @@ void StatementPrinter::noteSource(Operation *op) {
     return;
   lastLine = file->getLine();
   std::string text = sourceLine ? sourceLine(lastLine) : std::string();
-  line() << "// " << specFile << ":" << lastLine;
+  line() << "// " << commentText(specFile) << ":" << lastLine;
   if (!text.empty())
     os << ": " << commentText(text);
   os << "\n";

@@ -1649,6 +1649,14 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
                                const CpuEmitOptions &options,
                                std::map<std::string, std::string> &files) {
   std::string name = legalIdentifier(optimizer.getSymName());
+  // The CUDA executor does not check gradients (yet): it could not honour
+  // the policy, so the spec is refused here rather than at finalize().
+  for (OnNonFiniteOp policy : optimizer.getBlock().getOps<OnNonFiniteOp>())
+    if (policy.getPolicy() == NonFinitePolicy::skip)
+      return policy.emitError(
+          "the CUDA target cannot skip steps on non-finite gradients yet "
+          "(its executor does not check them); compile for the CPU, or "
+          "without `on_nonfinite skip`");
   files[name + ".h"] =
       emitOptimizerHeader(optimizer, options, "cuda",
                           "optgen/runtime/CudaOptimizer.h",
@@ -1681,8 +1689,8 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
       << "  set(CMAKE_CUDA_ARCHITECTURES 90)\n"
       << "endif()\n"
       << "project(" << name << " LANGUAGES CXX CUDA)\n\n"
-      << "set(OPTGEN_RUNTIME_DIR \"" << options.runtimeDir
-      << "\"\n    CACHE PATH \"optgen's runtime sources\")\n"
+      << "set(OPTGEN_RUNTIME_DIR " << cmakeString(options.runtimeDir)
+      << "\n    CACHE PATH \"optgen's runtime sources\")\n"
       << "if(NOT TARGET optgen_runtime_cuda_all)\n"
       << "  add_subdirectory(${OPTGEN_RUNTIME_DIR} optgen_runtime)\n"
       << "endif()\n\n"

@@ -3,6 +3,7 @@
 #include "optgen/runtime/CaseReplay.h"
 
 #include "optgen/runtime/Error.h"
+#include "optgen/runtime/FileIO.h"
 #include "optgen/runtime/Json.h"
 #include "optgen/runtime/Safetensors.h"
 
@@ -11,8 +12,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iostream>
+#include <filesystem>
+#include <optional>
 
 namespace optgen::runtime {
 
@@ -23,6 +24,22 @@ void Stepper::saveState(const std::string &) {
 }
 void Stepper::loadState(const std::string &) {
   throw Error("this stepper keeps no checkpoints");
+}
+void Stepper::agree(const std::string &error, const std::string &,
+                    const DifferenceFn &) {
+  if (!error.empty())
+    throw AgreedError(error);
+}
+void Stepper::abortAll(int) {}
+void Stepper::skipNonFinite() {
+  throw Error("this stepper cannot skip steps with non-finite gradients");
+}
+
+std::string runCheckpointStatePath(const std::string &dir) {
+  return (std::filesystem::path(dir) / "optimizer.safetensors").string();
+}
+std::string runCheckpointParamsPath(const std::string &dir) {
+  return (std::filesystem::path(dir) / "params.safetensors").string();
 }
 
 void OptimizerStepper::addGroup(const std::string &name,
@@ -126,33 +143,105 @@ double updateError(const std::vector<float> &initial,
   return ref > 0 ? std::sqrt(diff / ref) : std::sqrt(diff);
 }
 
-void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
-            const CaseOptions &options) {
+/// A decimal integer, all of `text` (no sign, no spaces, no suffix).
+bool parseCount(const std::string &text, int64_t &value) {
+  if (text.empty() || text.size() > 18)
+    return false;
+  value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    value = value * 10 + (c - '0');
+  }
+  return true;
+}
+
+/// The case as every replay uses it.
+struct CaseData {
+  int64_t steps = 0;
+  std::vector<std::string> names;
+  std::vector<std::vector<float>> initial;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<CaseGroup> groups;
+  std::vector<std::string> groupOf; ///< per parameter, its case group or ""
+  /// --resume: the step the checkpoint was saved after, and the parameters
+  /// then.
+  int64_t resumedAt = 0;
+  std::vector<std::vector<float>> resumed;
+  /// The case file, read once.
+  std::optional<SafetensorsFile> file;
+};
+
+/// Refuses options whose outputs would overwrite an input or each other.
+void checkOptions(const CaseOptions &options) {
   if (options.repeat < 1)
     throw Error("--repeat must be at least 1");
-  SafetensorsFile file = SafetensorsFile::open(options.casePath);
+  if (options.saveAt != 0 || !options.saveAtDir.empty()) {
+    if (options.saveAt < 1 || options.saveAtDir.empty())
+      throw Error("--save-at takes a step (at least 1) and a folder");
+  }
+  if ((!options.saveAtDir.empty() || !options.resumeDir.empty()) &&
+      options.repeat != 1)
+    throw Error("--save-at and --resume replay the case once: no --repeat");
+  if (!options.resumeDir.empty() && !options.loadStatePath.empty())
+    throw Error("--resume loads the optimizer state of its checkpoint: no "
+                "--load-state with it");
+  std::vector<std::pair<std::string, std::string>> inputs{
+      {"--case", options.casePath}};
+  if (!options.loadStatePath.empty())
+    inputs.push_back({"--load-state", options.loadStatePath});
+  if (!options.resumeDir.empty()) {
+    inputs.push_back({"--resume", runCheckpointStatePath(options.resumeDir)});
+    inputs.push_back({"--resume", runCheckpointParamsPath(options.resumeDir)});
+  }
+  std::vector<std::pair<std::string, std::string>> outputs;
+  if (!options.outPath.empty())
+    outputs.push_back({"--out", options.outPath});
+  if (!options.reportPath.empty())
+    outputs.push_back({"--report", options.reportPath});
+  if (!options.saveStatePath.empty())
+    outputs.push_back({"--save-state", options.saveStatePath});
+  if (!options.saveAtDir.empty()) {
+    outputs.push_back({"--save-at", runCheckpointStatePath(options.saveAtDir)});
+    outputs.push_back({"--save-at", runCheckpointParamsPath(options.saveAtDir)});
+  }
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    for (const auto &[flag, path] : inputs)
+      if (sameFile(outputs[o].second, path))
+        throw Error(outputs[o].first + " '" + outputs[o].second +
+                    "' is the file " + flag +
+                    " reads: an output never overwrites an input");
+    for (size_t other = 0; other < o; ++other)
+      if (sameFile(outputs[o].second, outputs[other].second))
+        throw Error(outputs[o].first + " and " + outputs[other].first +
+                    " both write '" + outputs[o].second + "'");
+  }
+}
+
+CaseData readCase(const CaseOptions &options) {
+  CaseData data;
+  data.file = SafetensorsFile::open(options.casePath);
+  SafetensorsFile &file = *data.file;
   const std::string &source = options.casePath;
   auto meta = file.metadata();
   auto stepsIt = meta.find("steps");
   if (stepsIt == meta.end())
     throw Error(source + " has no 'steps' in its metadata");
-  int64_t steps = std::stoll(stepsIt->second);
-  if (steps < 1 || steps > 1000000)
-    throw Error(source + ": 'steps' is " + stepsIt->second);
+  if (!parseCount(stepsIt->second, data.steps) || data.steps < 1 ||
+      data.steps > 1000000)
+    throw Error(source + ": 'steps' is " + quoteForMessage(stepsIt->second) +
+                ", not a number of steps from 1 to 1000000");
 
-  std::vector<std::string> names;
   for (const std::string &name : file.names())
     if (name.rfind("param/", 0) == 0)
-      names.push_back(name.substr(6));
-  if (names.empty())
+      data.names.push_back(name.substr(6));
+  if (data.names.empty())
     throw Error(source + " has no param/<name> tensors");
-  std::vector<std::vector<float>> initial;
-  std::vector<std::vector<int64_t>> shapes;
-  for (const std::string &name : names) {
+  for (const std::string &name : data.names) {
     TensorView view = file.view("param/" + name);
-    initial.push_back(toFloatVector(view));
-    shapes.push_back(view.shape);
-    for (int64_t s = 1; s <= steps; ++s) {
+    data.initial.push_back(toFloatVector(view));
+    data.shapes.push_back(view.shape);
+    for (int64_t s = 1; s <= data.steps; ++s) {
       std::string grad = "grad/" + std::to_string(s) + "/" + name;
       if (!file.has(grad))
         throw Error(source + " has no gradient '" + grad + "'");
@@ -161,45 +250,234 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
                     formatShape(file.info(grad).shape) + ", not " +
                     formatShape(view.shape));
     }
+    std::string expect = "expect/" + name;
+    if (file.has(expect) && file.info(expect).shape != view.shape)
+      throw Error(source + ": '" + expect + "' is " +
+                  formatShape(file.info(expect).shape) + ", but 'param/" +
+                  name + "' is " + formatShape(view.shape));
   }
-  std::vector<CaseGroup> groups;
+  for (const std::string &name : file.names())
+    if (name.rfind("expect/", 0) == 0 &&
+        !file.has("param/" + name.substr(7)))
+      throw Error(source + ": '" + name + "' expects a parameter the case "
+                  "does not have (no 'param/" + name.substr(7) + "')");
+
   auto groupsIt = meta.find("groups");
   if (groupsIt != meta.end())
-    groups = parseGroups(groupsIt->second, source);
+    data.groups = parseGroups(groupsIt->second, source);
+  data.groupOf.assign(data.names.size(), "");
+  std::vector<size_t> listedBy(data.names.size(), 0);
+  for (size_t g = 0; g < data.groups.size(); ++g)
+    for (const std::string &param : data.groups[g].params) {
+      auto at = std::find(data.names.begin(), data.names.end(), param);
+      if (at == data.names.end())
+        throw Error(source + ": group " + std::to_string(g) +
+                    " of its 'groups' lists parameter " +
+                    quoteForMessage(param) + ", which the case does not have");
+      size_t i = static_cast<size_t>(at - data.names.begin());
+      if (!data.groupOf[i].empty())
+        throw Error(source + ": parameter " + quoteForMessage(param) +
+                    " is in two of its 'groups', " +
+                    std::to_string(listedBy[i]) + " and " + std::to_string(g));
+      data.groupOf[i] = data.groups[g].name;
+      listedBy[i] = g;
+    }
+
+  if (!options.resumeDir.empty()) {
+    std::string path = runCheckpointParamsPath(options.resumeDir);
+    SafetensorsFile saved = SafetensorsFile::open(path);
+    const auto &savedMeta = saved.metadata();
+    auto get = [&](const char *key) -> std::string {
+      auto it = savedMeta.find(key);
+      if (it == savedMeta.end())
+        throw Error("'" + path + "' has no '" + key +
+                    "' in its metadata: not a checkpoint of optgen run "
+                    "--save-at");
+      return it->second;
+    };
+    if (get("format") != "optgen-run-checkpoint" || get("format_version") != "1")
+      throw Error("'" + path + "' is not a checkpoint of optgen run --save-at "
+                  "(format 'optgen-run-checkpoint', version 1)");
+    int64_t savedSteps = 0;
+    if (!parseCount(get("step"), data.resumedAt) ||
+        !parseCount(get("steps"), savedSteps))
+      throw Error("'" + path + "': its step is not a number");
+    if (savedSteps != data.steps || data.resumedAt > data.steps)
+      throw Error("'" + path + "' was saved after step " +
+                  std::to_string(data.resumedAt) + " of a case of " +
+                  std::to_string(savedSteps) + " steps; " + source + " has " +
+                  std::to_string(data.steps));
+    // The two files of a checkpoint belong together.
+    std::string statePath = runCheckpointStatePath(options.resumeDir);
+    SafetensorsFile state = SafetensorsFile::openHeader(statePath);
+    auto checksum = state.metadata().find("checksum");
+    if (checksum == state.metadata().end() ||
+        checksum->second != get("state_checksum"))
+      throw Error("the checkpoint in '" + options.resumeDir +
+                  "' is inconsistent: params.safetensors was saved with "
+                  "optimizer state " + get("state_checksum") +
+                  ", optimizer.safetensors holds " +
+                  (checksum == state.metadata().end() ? std::string("none")
+                                                      : checksum->second));
+    for (const std::string &name : saved.names())
+      if (name.rfind("param/", 0) != 0 ||
+          std::find(data.names.begin(), data.names.end(), name.substr(6)) ==
+              data.names.end())
+        throw Error("'" + path + "' holds " + quoteForMessage(name) +
+                    ", which is no parameter of " + source);
+    for (size_t i = 0; i < data.names.size(); ++i) {
+      std::string name = "param/" + data.names[i];
+      if (!saved.has(name))
+        throw Error("'" + path + "' has no parameter " +
+                    quoteForMessage(data.names[i]));
+      const TensorInfo &info = saved.info(name);
+      if (info.dtype != DType::F32 || info.shape != data.shapes[i])
+        throw Error("'" + path + "': parameter " +
+                    quoteForMessage(data.names[i]) + " is " +
+                    std::string(dtypeName(info.dtype)) + " " +
+                    formatShape(info.shape) + ", the case's F32 " +
+                    formatShape(data.shapes[i]));
+      data.resumed.push_back(toFloatVector(saved.view(name)));
+    }
+  }
+  if (options.saveAt > data.steps)
+    throw Error("--save-at " + std::to_string(options.saveAt) + ": " + source +
+                " has " + std::to_string(data.steps) + " steps");
+  if (options.saveAt && options.saveAt <= data.resumedAt)
+    throw Error("--save-at " + std::to_string(options.saveAt) +
+                ": the run resumes after step " +
+                std::to_string(data.resumedAt));
+  return data;
+}
+
+/// What the ranks must agree on about the case: its steps and where the
+/// replay starts.
+std::string caseDescription(const CaseData &data) {
+  return writeJson(JsonObject{{"steps", data.steps},
+                              {"resumed_at", data.resumedAt}});
+}
+
+std::string explainCase(const std::string &first, const std::string &theirs,
+                        int rank) {
+  JsonValue a = parseJson(first), b = parseJson(theirs);
+  std::string r = "rank " + std::to_string(rank);
+  if (a.at("steps") != b.at("steps"))
+    return r + "'s case has " + std::to_string(b.at("steps").asInt64()) +
+           " steps, rank 0's has " + std::to_string(a.at("steps").asInt64());
+  return r + " resumes after step " +
+         std::to_string(b.at("resumed_at").asInt64()) + ", rank 0 after step " +
+         std::to_string(a.at("resumed_at").asInt64());
+}
+
+/// Writes the run's checkpoint after step `step` into `dir` (every rank
+/// calls it): the optimizer state, then the parameters with the state's
+/// checksum, each file atomically.
+void saveRunCheckpoint(Stepper &stepper, const CaseOptions &options,
+                       const CaseData &data,
+                       const std::vector<std::vector<float>> &params,
+                       int64_t step) {
+  const std::string &dir = options.saveAtDir;
+  std::string error;
+  if (stepper.rank() == 0) {
+    std::error_code failure;
+    std::filesystem::create_directories(dir, failure);
+    if (failure)
+      error = "--save-at: cannot create the folder '" + dir +
+              "': " + failure.message();
+  }
+  stepper.agree(error, "", nullptr);
+  std::string statePath = runCheckpointStatePath(dir);
+  stepper.saveState(statePath);
+  error.clear();
+  if (stepper.rank() == 0) {
+    try {
+      SafetensorsFile state = SafetensorsFile::openHeader(statePath);
+      auto checksum = state.metadata().find("checksum");
+      SafetensorsWriter writer;
+      writer.setMetadata("format", "optgen-run-checkpoint");
+      writer.setMetadata("format_version", "1");
+      writer.setMetadata("step", std::to_string(step));
+      writer.setMetadata("steps", std::to_string(data.steps));
+      writer.setMetadata("case", options.casePath);
+      writer.setMetadata("state_checksum", checksum == state.metadata().end()
+                                               ? std::string("none")
+                                               : checksum->second);
+      for (size_t i = 0; i < data.names.size(); ++i) {
+        std::vector<unsigned char> bytes(params[i].size() * sizeof(float));
+        if (!bytes.empty())
+          std::memcpy(bytes.data(), params[i].data(), bytes.size());
+        writer.add("param/" + data.names[i], DType::F32, data.shapes[i],
+                   std::move(bytes));
+      }
+      writer.write(runCheckpointParamsPath(dir));
+    } catch (const std::exception &e) {
+      error = e.what();
+    }
+  }
+  stepper.agree(error, "", nullptr);
+}
+
+void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
+            const CaseOptions &options, std::unique_ptr<Stepper> &current) {
+  // The stepper (and its communicator) first, so that every rank reaches
+  // the agreement below whatever fails before it.
+  current = makeStepper();
+  CaseData data;
+  std::string error;
+  try {
+    checkOptions(options);
+    data = readCase(options);
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  current->agree(error, error.empty() ? caseDescription(data) : "",
+                 explainCase);
+  const std::vector<std::string> &names = data.names;
+  const std::vector<std::vector<int64_t>> &shapes = data.shapes;
+  SafetensorsFile &file = *data.file;
 
   std::vector<std::vector<float>> params, grads;
   std::vector<double> stepMs;
   int rank = 0, worldSize = 1;
-  int64_t stateBytes = -1, bytesSent = -1, bytesReceived = -1;
+  int64_t stateBytes = -1, bytesSent = -1, bytesReceived = -1, skipped = -1;
   for (int r = 0; r < options.repeat; ++r) {
-    params = initial;
+    params = data.resumed.empty() ? data.initial : data.resumed;
     grads.assign(names.size(), {});
-    std::unique_ptr<Stepper> stepper = makeStepper();
-    rank = stepper->rank();
-    worldSize = stepper->worldSize();
-    for (const CaseGroup &group : groups) {
-      stepper->addGroup(group.name, group.rule);
-      for (const auto &[name, values] : group.hypers)
-        stepper->setHyper(group.name, name, values);
-    }
-    for (size_t i = 0; i < names.size(); ++i) {
-      grads[i].assign(initial[i].size(), 0.0f);
-      std::string group;
-      for (const CaseGroup &g : groups)
-        if (std::find(g.params.begin(), g.params.end(), names[i]) !=
-            g.params.end())
-          group = g.name;
-      stepper->addParameter(names[i], {params[i].data(), DType::F32, shapes[i]},
-                            {grads[i].data(), DType::F32, shapes[i]}, group);
-    }
-    stepper->finalize();
-    stateBytes = stepper->stateBytes();
-    if (!options.loadStatePath.empty())
-      stepper->loadState(options.loadStatePath);
-    for (int64_t s = 1; s <= steps; ++s) {
+    if (r > 0)
+      current = makeStepper();
+    Stepper &stepper = *current;
+    rank = stepper.rank();
+    worldSize = stepper.worldSize();
+    error.clear();
+    try {
+      if (options.skipNonFinite)
+        stepper.skipNonFinite();
+      for (const CaseGroup &group : data.groups) {
+        stepper.addGroup(group.name, group.rule);
+        for (const auto &[name, values] : group.hypers)
+          stepper.setHyper(group.name, name, values);
+      }
       for (size_t i = 0; i < names.size(); ++i) {
-        std::vector<float> g =
-            toFloatVector(file.view("grad/" + std::to_string(s) + "/" + names[i]));
+        grads[i].assign(data.initial[i].size(), 0.0f);
+        stepper.addParameter(names[i],
+                             {params[i].data(), DType::F32, shapes[i]},
+                             {grads[i].data(), DType::F32, shapes[i]},
+                             data.groupOf[i]);
+      }
+    } catch (const std::exception &e) {
+      error = e.what();
+    }
+    stepper.agree(error, "", nullptr);
+    stepper.finalize();
+    stateBytes = stepper.stateBytes();
+    if (!options.loadStatePath.empty())
+      stepper.loadState(options.loadStatePath);
+    if (!options.resumeDir.empty())
+      stepper.loadState(runCheckpointStatePath(options.resumeDir));
+    for (int64_t s = data.resumedAt + 1; s <= data.steps; ++s) {
+      for (size_t i = 0; i < names.size(); ++i) {
+        std::vector<float> g = toFloatVector(
+            file.view("grad/" + std::to_string(s) + "/" + names[i]));
         if (options.splitGrads)
           // g + c_r * pattern with the c_r summing to zero over the ranks:
           // the ranks' mean is the case's gradient.
@@ -208,19 +486,25 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
                     (static_cast<float>(k % 7) - 3.0f) * std::fabs(g[k]);
         std::copy(g.begin(), g.end(), grads[i].begin());
       }
+      if (s == options.failAtStep)
+        throw Error("failing before step " + std::to_string(s) +
+                    ", as --fail-at-step asks");
       auto start = std::chrono::steady_clock::now();
-      stepper->step();
+      stepper.step();
       auto end = std::chrono::steady_clock::now();
-      double timed = stepper->lastStepMs();
+      double timed = stepper.lastStepMs();
       stepMs.push_back(
           timed >= 0
               ? timed
               : std::chrono::duration<double, std::milli>(end - start).count());
+      if (s == options.saveAt)
+        saveRunCheckpoint(stepper, options, data, params, s);
     }
-    bytesSent = stepper->bytesSent();
-    bytesReceived = stepper->bytesReceived();
+    bytesSent = stepper.bytesSent();
+    bytesReceived = stepper.bytesReceived();
+    skipped = stepper.skippedSteps();
     if (!options.saveStatePath.empty() && r + 1 == options.repeat)
-      stepper->saveState(options.saveStatePath);
+      stepper.saveState(options.saveStatePath);
   }
 
   // Every rank ends with the same parameters; rank 0 reports them.
@@ -229,7 +513,11 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
   JsonObject report;
   report.emplace_back("target", options.target);
   report.emplace_back("case", options.casePath);
-  report.emplace_back("steps", steps);
+  report.emplace_back("steps", data.steps);
+  if (data.resumedAt)
+    report.emplace_back("resumed_at", data.resumedAt);
+  if (options.saveAt)
+    report.emplace_back("saved_at", options.saveAt);
   report.emplace_back("repeat", options.repeat);
   report.emplace_back("world_size", worldSize);
   if (stateBytes >= 0)
@@ -238,16 +526,21 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
     report.emplace_back("sent_bytes_rank0", bytesSent);
     report.emplace_back("received_bytes_rank0", bytesReceived);
   }
-  report.emplace_back("step_ms_median", median(stepMs));
+  if (skipped >= 0)
+    report.emplace_back("skipped_steps", skipped);
+  double medianMs = stepMs.empty() ? 0 : median(stepMs);
+  report.emplace_back("step_ms_median", medianMs);
   report.emplace_back("step_ms_min",
-                      *std::min_element(stepMs.begin(), stepMs.end()));
+                      stepMs.empty()
+                          ? 0.0
+                          : *std::min_element(stepMs.begin(), stepMs.end()));
   JsonObject errors;
   std::printf("%-32s %14s\n", "parameter", "update error");
   for (size_t i = 0; i < names.size(); ++i) {
     std::string expect = "expect/" + names[i];
     if (!file.has(expect))
       continue;
-    double rel = updateError(initial[i], params[i],
+    double rel = updateError(data.initial[i], params[i],
                              toFloatVector(file.view(expect)));
     JsonObject entry;
     entry.emplace_back("rel", rel);
@@ -261,12 +554,15 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
   if (!errors.empty())
     report.emplace_back("params", std::move(errors));
   std::printf("%s: %lld steps x %d, median %.3f ms per step (%s)\n",
-              options.casePath.c_str(), static_cast<long long>(steps),
-              options.repeat, median(stepMs), options.target.c_str());
+              options.casePath.c_str(), static_cast<long long>(data.steps),
+              options.repeat, medianMs, options.target.c_str());
+  if (skipped > 0)
+    std::printf("%lld steps skipped: a gradient was not finite\n",
+                static_cast<long long>(skipped));
 
   if (!options.outPath.empty()) {
     SafetensorsWriter writer;
-    writer.setMetadata("steps", std::to_string(steps));
+    writer.setMetadata("steps", std::to_string(data.steps));
     writer.setMetadata("target", options.target);
     for (size_t i = 0; i < names.size(); ++i) {
       std::vector<unsigned char> bytes(params[i].size() * sizeof(float));
@@ -276,24 +572,36 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
     }
     writer.write(options.outPath);
   }
-  if (!options.reportPath.empty()) {
-    std::ofstream out(options.reportPath);
-    out << writeJson(JsonValue(std::move(report)), 2) << "\n";
-    if (!out)
-      throw Error("cannot write the report " + options.reportPath);
-  }
+  if (!options.reportPath.empty())
+    writeFileAtomically(options.reportPath,
+                        writeJson(JsonValue(std::move(report)), 2) + "\n");
 }
 
 } // namespace
 
 int runCase(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
             const CaseOptions &options) {
+  std::unique_ptr<Stepper> stepper;
   try {
-    replay(makeStepper, options);
+    replay(makeStepper, options, stepper);
     return 0;
-  } catch (const std::exception &error) {
+  } catch (const AgreedError &error) {
+    // Every rank knows: each reports and returns.
     std::fflush(stdout);
     std::fprintf(stderr, "optgen: error: %s\n", error.what());
+    return 1;
+  } catch (const std::exception &error) {
+    std::fflush(stdout);
+    if (!stepper || stepper->worldSize() == 1) {
+      std::fprintf(stderr, "optgen: error: %s\n", error.what());
+      return 1;
+    }
+    // The other ranks may wait for this one inside a collective: end them.
+    std::fprintf(stderr,
+                 "optgen: error: rank %d: %s\noptgen: error: ending all %d "
+                 "ranks\n",
+                 stepper->rank(), error.what(), stepper->worldSize());
+    stepper->abortAll(1);
     return 1;
   }
 }

@@ -4,6 +4,8 @@
 
 #include "optgen/runtime/Error.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -20,6 +22,48 @@ void Communicator::bindStream(void *stream) {
 std::unique_ptr<Communicator> Communicator::split(int, int) {
   throw Error("this communicator has no groups: it cannot run a step with "
               "shard groups");
+}
+
+void Communicator::allGatherBytes(const void *send, size_t bytes,
+                                  void *recv) {
+  int ranks = size();
+  if (ranks == 1) {
+    if (bytes && send != recv)
+      std::memcpy(recv, send, bytes);
+    return;
+  }
+  // Whole words of F32, moved as they are.
+  size_t words = (bytes + sizeof(float) - 1) / sizeof(float);
+  std::vector<float> mine(words, 0.0f), all(words * ranks, 0.0f);
+  if (bytes)
+    std::memcpy(mine.data(), send, bytes);
+  allGather(mine.data(), all.data(),
+            std::vector<int64_t>(static_cast<size_t>(ranks),
+                                 static_cast<int64_t>(words)),
+            DType::F32)
+      ->wait();
+  for (int r = 0; r < ranks; ++r)
+    if (bytes)
+      std::memcpy(static_cast<unsigned char *>(recv) + r * bytes,
+                  all.data() + r * words, bytes);
+}
+
+void Communicator::abort(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(code);
+}
+
+void checkCollectiveCounts(const std::vector<int64_t> &counts, int ranks,
+                           const char *what) {
+  if (static_cast<int>(counts.size()) != ranks)
+    throw Error(std::string(what) + " with " + std::to_string(counts.size()) +
+                " counts on " + std::to_string(ranks) +
+                " ranks: one count per rank");
+  for (int64_t count : counts)
+    if (count < 0)
+      throw Error(std::string(what) + " of " + std::to_string(count) +
+                  " elements on a rank");
 }
 
 void checkCollectiveDType(DType dtype, const char *what) {

@@ -10,6 +10,37 @@ namespace optgen::runtime {
 
 Executor::~Executor() = default;
 
+UnitPhase finalPhase(UnitKind kind) {
+  return kind == UnitKind::Flat || kind == UnitKind::Owned ? UnitPhase::Done
+                                                           : UnitPhase::Computed;
+}
+
+std::string outOfOrder(const std::string &unit, const char *primitive,
+                       UnitPhase phase) {
+  static const char *const said[] = {"before its reduction was launched",
+                                     "while its reduction is in flight",
+                                     "before it was computed",
+                                     "after it was computed",
+                                     "while its all-gather is in flight",
+                                     "after its all-gather"};
+  return unit + ": " + primitive + " " + said[static_cast<int>(phase)];
+}
+
+std::string incompleteUnit(const std::string &unit, UnitKind kind,
+                           UnitPhase phase) {
+  static const char *const missing[] = {
+      "its reduction (or compute) was not launched",
+      "its reduction was not waited for",
+      "it was not computed",
+      "its all-gather was not launched",
+      "its all-gather was not waited for",
+      ""};
+  return "the step left " + unit + " incomplete: " +
+         (kind == UnitKind::Local && phase == UnitPhase::Idle
+              ? "it was not computed"
+              : missing[static_cast<int>(phase)]);
+}
+
 void runProgram(const StepSchedule &schedule, Executor &executor) {
   std::vector<Token> tokens(static_cast<size_t>(schedule.tokenCount));
   auto token = [&](int t) -> Token & {

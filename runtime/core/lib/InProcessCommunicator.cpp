@@ -121,6 +121,34 @@ void meanInRankOrder(const std::vector<Rendezvous::Post> &posts,
         size);
 }
 
+} // namespace
+
+void allGatherBytesInProcess(Rendezvous &rendezvous, int rank,
+                             const void *send, size_t bytes, void *recv) {
+  int64_t count = static_cast<int64_t>(bytes);
+  const std::vector<Rendezvous::Post> &posts = rendezvous.meet(
+      rank, {"byte all-gather", send, recv,
+             std::vector<int64_t>(static_cast<size_t>(rendezvous.size()), count),
+             DType::F32, nullptr});
+  std::vector<unsigned char> gathered(bytes * posts.size());
+  for (size_t r = 0; r < posts.size(); ++r)
+    if (bytes)
+      std::memcpy(gathered.data() + r * bytes, posts[r].send, bytes);
+  rendezvous.leave(rank);
+  if (!gathered.empty())
+    std::memcpy(recv, gathered.data(), gathered.size());
+}
+
+void abortInProcess(Rendezvous &rendezvous, int rank, int code) {
+  rendezvous.breakOff(rank);
+  throw Error("rank " + std::to_string(rank) + " aborted (status " +
+              std::to_string(code) +
+              "): in-process ranks share a process, so the other ranks' "
+              "collectives end with an error instead");
+}
+
+namespace {
+
 class InProcessCommunicator final : public Communicator {
 public:
   InProcessCommunicator(std::shared_ptr<Rendezvous> rendezvous, int rank)
@@ -147,7 +175,7 @@ public:
                                const std::vector<int64_t> &counts,
                                DType dtype) override {
     checkCollectiveDType(dtype, "reduce-scatter");
-    checkCounts(counts, "reduce-scatter");
+    checkCollectiveCounts(counts, size(), "reduce-scatter");
     const auto &posts = rendezvous_->meet(
         rank_, {"reduce-scatter", send, recv, counts, dtype, nullptr});
     int64_t offset = std::accumulate(counts.begin(), counts.begin() + rank_,
@@ -163,7 +191,7 @@ public:
                        const std::vector<int64_t> &counts,
                        DType dtype) override {
     checkCollectiveDType(dtype, "all-gather");
-    checkCounts(counts, "all-gather");
+    checkCollectiveCounts(counts, size(), "all-gather");
     const auto &posts = rendezvous_->meet(
         rank_, {"all-gather", send, recv, counts, dtype, nullptr});
     size_t bytes = dtypeSize(dtype);
@@ -182,17 +210,14 @@ public:
     return std::make_unique<DoneRequest>();
   }
 
-private:
-  void checkCounts(const std::vector<int64_t> &counts, const char *what) const {
-    if (static_cast<int>(counts.size()) != size())
-      throw Error(std::string(what) + " with " +
-                  std::to_string(counts.size()) + " counts on " +
-                  std::to_string(size()) + " ranks: one count per rank");
-    for (int64_t count : counts)
-      if (count < 0)
-        throw Error(std::string(what) + " of " + std::to_string(count) +
-                    " elements on a rank");
+  void allGatherBytes(const void *send, size_t bytes, void *recv) override {
+    allGatherBytesInProcess(*rendezvous_, rank_, send, bytes, recv);
   }
+  [[noreturn]] void abort(int code) override {
+    abortInProcess(*rendezvous_, rank_, code);
+  }
+
+private:
   /// Once no rank reads this one's memory any more, its output.
   void finish(void *out, const std::vector<unsigned char> &result) {
     rendezvous_->leave(rank_);

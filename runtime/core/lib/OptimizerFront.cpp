@@ -2,19 +2,53 @@
 
 #include "optgen/runtime/OptimizerFront.h"
 
+#include "optgen/runtime/Agreement.h"
 #include "optgen/runtime/Error.h"
+#include "optgen/runtime/Hash.h"
+#include "optgen/runtime/Json.h"
 #include "optgen/runtime/Safetensors.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <limits>
+#include <map>
 
 namespace optgen::runtime {
+
+namespace {
+
+/// A double as messages and checkpoints write it: the shortest text that
+/// reads back to the same value ("0.1", "1e+30", "nan").
+std::string formatDouble(double v) {
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v < 0 ? "-inf" : "inf";
+  char text[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(text, sizeof text, "%.*g", precision, v);
+    if (std::strtod(text, nullptr) == v)
+      break;
+  }
+  return text;
+}
+
+JsonValue shapeJson(const std::vector<int64_t> &shape) {
+  JsonArray dims;
+  for (int64_t d : shape)
+    dims.push_back(d);
+  return dims;
+}
+
+} // namespace
 
 OptimizerFront::OptimizerFront(OptimizerSpec spec,
                                std::unique_ptr<Executor> executor)
     : spec_(std::move(spec)), executor_(std::move(executor)),
-      communicator_(makeSingleRankCommunicator()) {
+      communicator_(makeSingleRankCommunicator()),
+      onNonFinite_(spec_.onNonFinite) {
   if (!executor_)
     throw Error("optimizer '" + std::string(spec_.name) + "' has no executor");
   for (const RuleSpec &rule : spec_.rules)
@@ -95,9 +129,10 @@ void OptimizerFront::addParameter(const std::string &name, TensorView param,
                 formatShape(grad.shape) + ", but the parameter is " +
                 std::string(dtypeName(param.dtype)) + " " +
                 formatShape(param.shape));
-  if (!param.data || !grad.data)
+  // A parameter without elements (a [0, 8] matrix) has nothing to update
+  // and may have no memory.
+  if (param.numel() > 0 && (!param.data || !grad.data))
     throw Error("parameter '" + name + "' has no memory");
-  (void)param.numel(); // validates the shape
   for (const Param &p : params_)
     if (p.name == name)
       throw Error("parameter '" + name + "' is added twice");
@@ -108,6 +143,7 @@ void OptimizerFront::addParameter(const std::string &name, TensorView param,
   p.param = std::move(param);
   p.grad = std::move(grad);
   p.group = group;
+  p.registered = params_.size();
   params_.push_back(std::move(p));
 }
 
@@ -154,10 +190,20 @@ void OptimizerFront::setHyper(const std::string &group, const std::string &name,
                 "' takes " + std::to_string(hyper.size) + " value" +
                 (hyper.size == 1 ? "" : "s") + ", not " +
                 std::to_string(values.size()));
-  for (double v : values)
-    if (hyper.isInt && v != std::trunc(v))
-      throw Error("hyperparameter '" + name + "' of group '" + group +
-                  "' is an int, not " + std::to_string(v));
+  for (double v : values) {
+    std::string what = "hyperparameter '" + name + "' of group '" + group + "'";
+    if (!std::isfinite(v))
+      throw Error(what + " is " + formatDouble(v) +
+                  ": hyperparameters are finite numbers");
+    // Ints are read as int64_t (and their doubles are exact) only within
+    // 2^53.
+    if (hyper.isInt && (v != std::trunc(v) || std::fabs(v) > 0x1p53))
+      throw Error(what + " is an int (within 2^53), not " + formatDouble(v));
+    if (hyper.nonNegative && v < 0)
+      throw Error(what + " is " + formatDouble(v) +
+                  ": it counts (bounds a slice of a table), so it is at "
+                  "least 0");
+  }
   std::copy(values.begin(), values.end(), hypers_[g].begin() + offset);
   unset_.erase(group + "/" + name);
 }
@@ -234,6 +280,12 @@ void OptimizerFront::applyPlannedGroups() {
                   "', which "
                   "optimizer '" +
                   spec_.name + "' was compiled for, was not registered");
+}
+
+void OptimizerFront::setNonFinitePolicy(NonFinitePolicy policy) {
+  if (finalized_)
+    throw Error("setNonFinitePolicy() after finalize()");
+  onNonFinite_ = policy;
 }
 
 void OptimizerFront::setCommunicator(
@@ -332,6 +384,28 @@ std::vector<ElementRange> OptimizerFront::partsOf(int rank) const {
 void OptimizerFront::finalize() {
   if (finalized_)
     throw Error("finalize() is called once");
+  if (communicator_->size() == 1) {
+    finalizeHere();
+    finalized_ = true;
+    return;
+  }
+  // Every rank finishes its part, then the ranks agree: on success, that
+  // they hold the same parameters, spec and plan (one small collective).
+  std::string error, description;
+  try {
+    finalizeHere();
+    description = agreementDescription();
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  agree(*communicator_, error, description,
+        [](const std::string &first, const std::string &theirs, int rank) {
+          return explainDifference(first, theirs, rank);
+        });
+  finalized_ = true;
+}
+
+void OptimizerFront::finalizeHere() {
   if (spec_.compiledSchedule && spec_.plannedParams.empty())
     throw Error("optimizer '" + std::string(spec_.name) +
                 "' has a compiled schedule but no compiled parameters");
@@ -372,8 +446,13 @@ void OptimizerFront::finalize() {
   }
 
   std::vector<ElementRange> parts = partsOf(communicator_->rank());
+  bool skip = onNonFinite_ == NonFinitePolicy::Skip;
+  if (skip && !executor_->canSkipNonFinite())
+    throw Error("optimizer '" + std::string(spec_.name) +
+                "' skips steps with non-finite gradients, which its "
+                "executor cannot do");
   ExecutorSetup setup{
-      &schedule_, communicator_->rank(), {}, communicator_.get()};
+      &schedule_, communicator_->rank(), {}, communicator_.get(), skip};
   int group = shardGroupOf(schedule_);
   if (group < schedule_.worldSize) {
     if (!executor_->runsShardGroups())
@@ -413,7 +492,6 @@ void OptimizerFront::finalize() {
                             p.heldRows, p.heldCols});
   }
   executor_->prepare(setup);
-  finalized_ = true;
 }
 
 void OptimizerFront::step() {
@@ -421,12 +499,33 @@ void OptimizerFront::step() {
     throw Error("step() before finalize()");
   for (Param &p : params_)
     ++p.steps;
-  executor_->beginStep();
-  if (spec_.compiledSchedule)
-    spec_.compiledSchedule->step(*executor_);
-  else
-    runProgram(schedule_, *executor_);
-  executor_->endStep();
+  try {
+    executor_->beginStep();
+    if (spec_.compiledSchedule)
+      spec_.compiledSchedule->step(*executor_);
+    else
+      runProgram(schedule_, *executor_);
+    executor_->endStep();
+    // A skipped step changed nothing: nor does it count as a step.
+    lastSkipped_ = executor_->lastStepSkipped();
+    if (lastSkipped_) {
+      for (Param &p : params_)
+        --p.steps;
+      ++skipped_;
+    }
+  } catch (const std::exception &error) {
+    if (communicator_->size() == 1)
+      throw;
+    // The other ranks wait inside this step's collectives, which this rank
+    // will never complete: nothing but ending them all avoids a hang.
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "optgen: error: rank %d: %s\noptgen: error: rank %d failed "
+                 "inside a step of optimizer '%s'; ending all %d ranks\n",
+                 communicator_->rank(), error.what(), communicator_->rank(),
+                 spec_.name, communicator_->size());
+    communicator_->abort(1);
+  }
 }
 
 const RuleSpec &OptimizerFront::ruleOf(size_t param) const {
@@ -480,6 +579,223 @@ std::string OptimizerFront::describePlan() const {
   return optgen::runtime::describePlan(plan, params, groups);
 }
 
+//===----------------------------------------------------------------------===//
+// What the ranks compare, and what checkpoints store
+//===----------------------------------------------------------------------===//
+
+std::string OptimizerFront::specJson() const {
+  JsonArray rules;
+  for (const RuleSpec &rule : spec_.rules) {
+    JsonArray hypers, states;
+    for (const HyperSpec &hyper : rule.hypers)
+      hypers.push_back(JsonArray{hyper.name, hyper.size, hyper.isInt});
+    for (const char *state : rule.states)
+      states.push_back(state);
+    rules.push_back(JsonObject{{"name", rule.name},
+                               {"rank", rule.rank},
+                               {"elementwise", rule.elementwise},
+                               {"hypers", std::move(hypers)},
+                               {"states", std::move(states)}});
+  }
+  // The spec's own groups: those a program adds (addGroup) are its
+  // business, as is which group a parameter joins (the plan).
+  JsonArray groups;
+  for (const GroupSpec &group : spec_.groups)
+    if (std::find(addedNames_.begin(), addedNames_.end(), group.name) ==
+        addedNames_.end())
+      groups.push_back(JsonArray{group.name, spec_.rules[group.rule].name});
+  return writeJson(JsonObject{{"optimizer", spec_.name},
+                              {"rules", std::move(rules)},
+                              {"groups", std::move(groups)}});
+}
+
+std::string OptimizerFront::planJson() const {
+  // By name: the same whatever the registration order and the ranks.
+  std::vector<size_t> order(params_.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return params_[a].name < params_[b].name;
+  });
+  // What a parameter's state means: its shape and the rule that keeps it.
+  JsonArray plan;
+  for (size_t i : order)
+    plan.push_back(JsonArray{params_[i].name, shapeJson(params_[i].param.shape),
+                             ruleOf(i).name});
+  return writeJson(plan);
+}
+
+std::string OptimizerFront::hypersJson() const {
+  JsonObject groups;
+  for (size_t g = 0; g < spec_.groups.size(); ++g) {
+    JsonObject values;
+    for (const HyperSpec &hyper : spec_.rules[spec_.groups[g].rule].hypers) {
+      JsonArray list;
+      for (int k = 0; k < hyper.size; ++k) {
+        double v = hypers_[g][hyper.offset + k];
+        if (std::isfinite(v))
+          list.push_back(v);
+        else
+          list.push_back(formatDouble(v));
+      }
+      values.emplace_back(hyper.name, std::move(list));
+    }
+    groups.emplace_back(spec_.groups[g].name, std::move(values));
+  }
+  return writeJson(groups);
+}
+
+std::string OptimizerFront::specFingerprint() const {
+  return hex64(hash64(specJson()));
+}
+
+std::string OptimizerFront::planFingerprint() const {
+  if (!finalized_)
+    throw Error("planFingerprint() before finalize()");
+  return hex64(hash64(planJson()));
+}
+
+std::string OptimizerFront::agreementDescription() const {
+  std::vector<const Param *> registered(params_.size());
+  for (size_t i = 0; i < params_.size(); ++i)
+    registered[params_[i].registered] = &params_[i];
+  JsonArray params;
+  for (const Param *p : registered) {
+    size_t i = static_cast<size_t>(p - params_.data());
+    params.push_back(JsonArray{p->name, dtypeName(p->param.dtype),
+                               shapeJson(p->param.shape),
+                               spec_.groups[schedule_.params[i].group].name,
+                               ruleOf(i).name});
+  }
+  Hasher units;
+  for (const StepUnit &unit : schedule_.units) {
+    units.updateInt(static_cast<int64_t>(unit.kind));
+    units.updateInt(unit.rule);
+    units.updateInt(static_cast<int64_t>(unit.payload));
+    for (size_t member : unit.params)
+      units.updateString(schedule_.params[member].name);
+    for (int owner : unit.owners)
+      units.updateInt(owner);
+    for (int64_t count : unit.counts)
+      units.updateInt(count);
+  }
+  return writeJson(JsonObject{{"optimizer", spec_.name},
+                              {"spec", hex64(hash64(specJson()))},
+                              {"params", std::move(params)},
+                              {"schedule", hex64(units.digest())}});
+}
+
+std::string OptimizerFront::explainDifference(const std::string &first,
+                                              const std::string &theirs,
+                                              int rank) {
+  JsonValue a = parseJson(first, "rank 0's description");
+  JsonValue b = parseJson(theirs, "a rank's description");
+  std::string r = "rank " + std::to_string(rank);
+  if (a.at("optimizer") != b.at("optimizer"))
+    return r + " runs optimizer '" + b.at("optimizer").asString() +
+           "', rank 0 runs '" + a.at("optimizer").asString() + "'";
+  if (a.at("spec") != b.at("spec"))
+    return r + "'s optimizer '" + a.at("optimizer").asString() +
+           "' was generated from another spec than rank 0's (spec "
+           "fingerprints " +
+           b.at("spec").asString() + " and " + a.at("spec").asString() + ")";
+  const JsonArray &pa = a.at("params").asArray(), &pb = b.at("params").asArray();
+  auto find = [](const JsonArray &list, const JsonValue &name) {
+    for (size_t i = 0; i < list.size(); ++i)
+      if (list[i].at(size_t{0}) == name)
+        return static_cast<int>(i);
+    return -1;
+  };
+  auto shape = [](const JsonValue &dims) {
+    std::vector<int64_t> s;
+    for (const JsonValue &d : dims.asArray())
+      s.push_back(d.asInt64());
+    return formatShape(s);
+  };
+  for (const JsonValue &p : pa)
+    if (find(pb, p.at(size_t{0})) < 0)
+      return r + " has no parameter " + quoteForMessage(p.at(size_t{0}).asString()) +
+             ", which rank 0 has";
+  for (const JsonValue &p : pb)
+    if (find(pa, p.at(size_t{0})) < 0)
+      return r + " has parameter " + quoteForMessage(p.at(size_t{0}).asString()) +
+             ", which rank 0 does not have";
+  for (const JsonValue &p : pa) {
+    const JsonValue &q = pb[find(pb, p.at(size_t{0}))];
+    std::string name = quoteForMessage(p.at(size_t{0}).asString());
+    if (p.at(2) != q.at(2))
+      return r + ": parameter " + name + " has shape " + shape(q.at(2)) +
+             ", rank 0 has " + shape(p.at(2));
+    if (p.at(1) != q.at(1))
+      return r + ": parameter " + name + " is " + q.at(1).asString() +
+             ", on rank 0 " + p.at(1).asString();
+    if (p.at(3) != q.at(3) || p.at(4) != q.at(4))
+      return r + ": parameter " + name + " is in group '" +
+             q.at(3).asString() + "' (rule '" + q.at(4).asString() +
+             "'), on rank 0 in group '" + p.at(3).asString() + "' (rule '" +
+             p.at(4).asString() + "')";
+  }
+  for (size_t i = 0; i < pa.size(); ++i)
+    if (pa[i].at(size_t{0}) != pb[i].at(size_t{0}))
+      return r + " registers the parameters in another order than rank 0: "
+                 "its parameter " +
+             std::to_string(i) + " is " +
+             quoteForMessage(pb[i].at(size_t{0}).asString()) + ", rank 0's is " +
+             quoteForMessage(pa[i].at(size_t{0}).asString());
+  if (a.at("schedule") != b.at("schedule"))
+    return r + " planned another step than rank 0 (schedule fingerprints " +
+           b.at("schedule").asString() + " and " +
+           a.at("schedule").asString() + ")";
+  return "";
+}
+
+std::vector<int64_t> OptimizerFront::storedStateShape(size_t param,
+                                                      size_t state) const {
+  const Param &p = params_[param];
+  auto [rows, cols] = asRowsCols(p.param.shape);
+  if (p.fullRows[state] == rows && p.fullCols[state] == cols)
+    return p.param.shape;
+  return {p.fullRows[state], p.fullCols[state]};
+}
+
+namespace {
+
+constexpr const char *kStateFormat = "optgen-optimizer-state";
+constexpr int kStateFormatVersion = 1;
+
+struct TensorRef {
+  const std::string *name;
+  DType dtype;
+  const std::vector<int64_t> *shape;
+  const void *data;
+  size_t bytes;
+};
+
+/// The checksum a checkpoint stores under "checksum": its other metadata,
+/// by key, and its tensors, by name (dtype, shape, bytes).
+uint64_t checkpointChecksum(const std::map<std::string, std::string> &metadata,
+                            const std::vector<TensorRef> &tensors) {
+  Hasher hasher;
+  for (const auto &[key, value] : metadata) {
+    if (key == "checksum")
+      continue;
+    hasher.updateString(key);
+    hasher.updateString(value);
+  }
+  for (const TensorRef &t : tensors) {
+    hasher.updateString(*t.name);
+    hasher.updateString(dtypeName(t.dtype));
+    hasher.updateInt(static_cast<int64_t>(t.shape->size()));
+    for (int64_t d : *t.shape)
+      hasher.updateInt(d);
+    hasher.updateInt(static_cast<int64_t>(t.bytes));
+    hasher.update(t.data, t.bytes);
+  }
+  return hasher.digest();
+}
+
+} // namespace
+
 /// Which ranks hold what of a state of `numel` elements that is `full`
 /// elements whole, given each rank's part of its parameter: a state shaped
 /// like the parameter is split as the parameter is; any other is held whole
@@ -502,6 +818,15 @@ static std::vector<int64_t> stateCounts(const std::vector<int64_t> &parts,
   return counts;
 }
 
+std::string checkpointChecksum(
+    const std::map<std::string, std::string> &metadata,
+    const std::map<std::string, TensorView> &tensors) {
+  std::vector<TensorRef> refs;
+  for (const auto &[name, view] : tensors)
+    refs.push_back({&name, view.dtype, &view.shape, view.data, view.byteSize()});
+  return hex64(checkpointChecksum(metadata, refs));
+}
+
 void OptimizerFront::saveState(const std::string &path) {
   if (!finalized_)
     throw Error("saveState() before finalize()");
@@ -516,8 +841,7 @@ void OptimizerFront::saveState(const std::string &path) {
   std::vector<std::vector<ElementRange>> parts(size); // [rank][param]
   for (int r = 0; r < size; ++r)
     parts[r] = partsOf(r);
-  SafetensorsWriter writer;
-  writer.setMetadata("optimizer", spec_.name);
+  std::map<std::string, Tensor> tensors;
   for (size_t i = 0; i < params_.size(); ++i) {
     Param &p = params_[i];
     const RuleSpec &rule = ruleOf(i);
@@ -530,56 +854,347 @@ void OptimizerFront::saveState(const std::string &path) {
       std::vector<float> held(
           static_cast<size_t>(p.heldRows[s] * p.heldCols[s]));
       executor_->readState(i, s, held.data());
-      std::vector<float> whole(static_cast<size_t>(full));
-      gather.allGather(held.data(), whole.data(), counts, DType::F32)->wait();
-      std::vector<unsigned char> bytes(whole.size() * sizeof(float));
-      if (!bytes.empty())
-        std::memcpy(bytes.data(), whole.data(), bytes.size());
-      writer.add("state/" + p.name + "/" + rule.states[s], DType::F32,
-                 {p.fullRows[s], p.fullCols[s]}, std::move(bytes));
+      Tensor whole = Tensor::zeros(DType::F32, storedStateShape(i, s));
+      gather.allGather(held.data(), whole.bytes.data(), counts, DType::F32)
+          ->wait();
+      if (rank == 0)
+        tensors.emplace("state/" + p.name + "/" + rule.states[s],
+                        std::move(whole));
     }
-    std::vector<unsigned char> step(sizeof(int64_t));
-    std::memcpy(step.data(), &p.steps, sizeof(int64_t));
-    writer.add("step/" + p.name, DType::I64, {1}, std::move(step));
+    if (rank == 0) {
+      Tensor step = Tensor::zeros(DType::I64, {});
+      std::memcpy(step.bytes.data(), &p.steps, sizeof(int64_t));
+      tensors.emplace("step/" + p.name, std::move(step));
+    }
   }
-  if (rank == 0)
-    writer.write(path);
-  // Nobody returns before the file is there.
-  float done = 0;
-  communicator_->allReduceMean(&done, 1, DType::F32)->wait();
+  // Rank 0 writes; every rank learns whether it could.
+  std::string error;
+  if (rank == 0) {
+    try {
+      std::map<std::string, std::string> metadata{
+          {"format", kStateFormat},
+          {"format_version", std::to_string(kStateFormatVersion)},
+          {"optimizer", spec_.name},
+          {"spec", specJson()},
+          {"spec_fingerprint", specFingerprint()},
+          {"plan", planJson()},
+          {"plan_fingerprint", hex64(hash64(planJson()))},
+          {"hyperparameters", hypersJson()},
+          {"skipped_steps", std::to_string(skipped_)}};
+      std::vector<TensorRef> refs;
+      for (const auto &[name, tensor] : tensors)
+        refs.push_back({&name, tensor.dtype, &tensor.shape,
+                        tensor.bytes.data(), tensor.bytes.size()});
+      metadata["checksum"] = hex64(checkpointChecksum(metadata, refs));
+      SafetensorsWriter writer;
+      for (const auto &[key, value] : metadata)
+        writer.setMetadata(key, value);
+      for (auto &[name, tensor] : tensors)
+        writer.add(name, tensor.dtype, tensor.shape, std::move(tensor.bytes));
+      writer.write(path);
+    } catch (const std::exception &e) {
+      error = e.what();
+    }
+  }
+  agree(*communicator_, error);
 }
+
+namespace {
+
+std::vector<std::string> stringList(const JsonValue &list) {
+  std::vector<std::string> out;
+  for (const JsonValue &v : list.asArray())
+    out.push_back(v.isString() ? v.asString() : writeJson(v));
+  return out;
+}
+
+std::string joinNames(const std::vector<std::string> &names) {
+  std::string out = "[";
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i ? ", " : "") + names[i];
+  return out + "]";
+}
+
+/// How the spec that saved a checkpoint (`saved`) differs from this
+/// optimizer's (`here`), both specJson(); empty when no difference is
+/// found by name.
+std::string specDifference(const JsonValue &here, const JsonValue &saved) {
+  if (here.at("optimizer") != saved.at("optimizer"))
+    return "it holds the state of optimizer '" +
+           saved.at("optimizer").asString() + "', not of '" +
+           here.at("optimizer").asString() + "'";
+  auto byName = [](const JsonValue &list, const std::string &name,
+                   bool isObject) -> const JsonValue * {
+    for (const JsonValue &entry : list.asArray()) {
+      const JsonValue &key = isObject ? entry.at("name") : entry.at(size_t{0});
+      if (key.isString() && key.asString() == name)
+        return &entry;
+    }
+    return nullptr;
+  };
+  for (const JsonValue &rule : here.at("rules").asArray()) {
+    std::string name = rule.at("name").asString();
+    const JsonValue *other = byName(saved.at("rules"), name, true);
+    if (!other)
+      return "the spec that saved it has no rule '" + name + "'";
+    std::vector<std::string> states = stringList(rule.at("states")),
+                             theirs = stringList(other->at("states"));
+    if (states != theirs)
+      return "rule '" + name + "' has states " + joinNames(states) +
+             " here, " + joinNames(theirs) + " in the checkpoint";
+    if (rule.at("hypers") != other->at("hypers"))
+      return "rule '" + name + "' has hyperparameters " +
+             writeJson(rule.at("hypers")) + " here, " +
+             writeJson(other->at("hypers")) +
+             " in the checkpoint ([name, values, is int])";
+    if (rule != *other)
+      return "rule '" + name + "' is " + writeJson(rule) + " here, " +
+             writeJson(*other) + " in the checkpoint";
+  }
+  for (const JsonValue &rule : saved.at("rules").asArray())
+    if (!byName(here.at("rules"), rule.at("name").asString(), true))
+      return "the spec that saved it has rule '" +
+             rule.at("name").asString() + "', which this one has not";
+  for (const JsonValue &group : here.at("groups").asArray()) {
+    std::string name = group.at(size_t{0}).asString();
+    const JsonValue *other = byName(saved.at("groups"), name, false);
+    if (!other)
+      return "the spec that saved it has no group '" + name + "'";
+    if (group.at(1) != other->at(1))
+      return "group '" + name + "' runs rule '" + group.at(1).asString() +
+             "' here, '" + other->at(1).asString() + "' in the checkpoint";
+  }
+  for (const JsonValue &group : saved.at("groups").asArray())
+    if (!byName(here.at("groups"), group.at(size_t{0}).asString(), false))
+      return "the spec that saved it has group '" +
+             group.at(size_t{0}).asString() + "', which this one has not";
+  return "";
+}
+
+std::string shapeText(const JsonValue &dims) {
+  std::vector<int64_t> shape;
+  for (const JsonValue &d : dims.asArray())
+    shape.push_back(d.asInt64());
+  return formatShape(shape);
+}
+
+/// How the checkpoint's plan (`saved`) differs from this optimizer's
+/// (`here`), both planJson(); empty when they agree.
+std::string planDifference(const JsonValue &here, const JsonValue &saved) {
+  auto find = [](const JsonValue &plan, const JsonValue &name) {
+    for (const JsonValue &entry : plan.asArray())
+      if (entry.at(size_t{0}) == name)
+        return &entry;
+    return static_cast<const JsonValue *>(nullptr);
+  };
+  for (const JsonValue &p : here.asArray()) {
+    std::string name = quoteForMessage(p.at(size_t{0}).asString());
+    const JsonValue *q = find(saved, p.at(size_t{0}));
+    if (!q)
+      return "it holds no state for parameter " + name;
+    if (p.at(1) != q->at(1))
+      return "parameter " + name + " has shape " + shapeText(q->at(1)) +
+             " in the checkpoint, " + shapeText(p.at(1)) + " here";
+    if (p.at(2) != q->at(2))
+      return "parameter " + name + " runs rule '" + p.at(2).asString() +
+             "' here, rule '" + q->at(2).asString() + "' in the checkpoint";
+  }
+  for (const JsonValue &q : saved.asArray())
+    if (!find(here, q.at(size_t{0})))
+      return "it holds parameter " +
+             quoteForMessage(q.at(size_t{0}).asString()) +
+             ", which this optimizer does not have";
+  return "";
+}
+
+} // namespace
 
 void OptimizerFront::loadState(const std::string &path) {
   if (!finalized_)
     throw Error("loadState() before finalize()");
-  SafetensorsFile file = SafetensorsFile::open(path);
-  for (size_t i = 0; i < params_.size(); ++i) {
-    Param &p = params_[i];
-    const RuleSpec &rule = ruleOf(i);
-    for (size_t s = 0; s < p.fullRows.size(); ++s) {
-      std::string name = "state/" + p.name + "/" + rule.states[s];
+  // Everything is read and checked first, into these; only then, when
+  // every rank succeeded, does anything change.
+  int64_t skipped = 0;
+  std::vector<std::vector<std::vector<float>>> states(params_.size());
+  std::vector<int64_t> steps(params_.size(), 0);
+  std::vector<std::vector<double>> hypers = hypers_;
+  std::string error, checksum;
+  try {
+    SafetensorsFile file = SafetensorsFile::open(path);
+    auto refuse = [&](const std::string &problem) {
+      throw Error("'" + path + "' is refused: " + problem);
+    };
+    const std::map<std::string, std::string> &meta = file.metadata();
+    auto metadata = [&](const std::string &key) -> const std::string & {
+      auto it = meta.find(key);
+      if (it == meta.end())
+        refuse("its metadata has no '" + key +
+               "' (an optimizer checkpoint of optgen has)");
+      return it->second;
+    };
+    if (metadata("format") != kStateFormat)
+      refuse("it is " + quoteForMessage(metadata("format")) + ", not '" +
+             kStateFormat + "'");
+    if (metadata("format_version") != std::to_string(kStateFormatVersion))
+      refuse("it is format version " +
+             quoteForMessage(metadata("format_version")) +
+             "; this optgen reads version " +
+             std::to_string(kStateFormatVersion));
+
+    std::vector<std::string> names = file.names(SafetensorsFile::NameOrder::Sorted);
+    std::vector<TensorView> views;
+    std::vector<TensorRef> refs;
+    for (const std::string &name : names)
+      views.push_back(file.view(name));
+    for (size_t i = 0; i < names.size(); ++i)
+      refs.push_back({&names[i], views[i].dtype, &views[i].shape,
+                      views[i].data, views[i].byteSize()});
+    checksum = hex64(checkpointChecksum(meta, refs));
+    if (metadata("checksum") != checksum)
+      refuse("it is corrupted: it says its checksum is " +
+             quoteForMessage(metadata("checksum")) +
+             ", but its contents hash to '" + checksum + "'");
+
+    JsonValue savedSpec = parseJson(metadata("spec"), path + " (spec)");
+    JsonValue hereSpec = parseJson(specJson(), "this optimizer's spec");
+    if (savedSpec != hereSpec) {
+      std::string difference = specDifference(hereSpec, savedSpec);
+      refuse(difference.empty()
+                 ? "it was saved by another spec (fingerprint " +
+                       hex64(hash64(metadata("spec"))) +
+                       ", this optimizer's " + specFingerprint() + ")"
+                 : difference);
+    }
+    JsonValue savedPlan = parseJson(metadata("plan"), path + " (plan)");
+    JsonValue herePlan = parseJson(planJson(), "this optimizer's plan");
+    if (savedPlan != herePlan) {
+      std::string difference = planDifference(herePlan, savedPlan);
+      refuse(difference.empty() ? "its plan differs from this optimizer's"
+                                : difference);
+    }
+
+    // Exactly the tensors this optimizer's state has, each as stored.
+    std::map<std::string, std::pair<size_t, int>> expected; // param, state
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const RuleSpec &rule = ruleOf(i);
+      for (size_t s = 0; s < rule.states.size(); ++s)
+        expected["state/" + params_[i].name + "/" + rule.states[s]] = {
+            i, static_cast<int>(s)};
+      expected["step/" + params_[i].name] = {i, -1};
+    }
+    for (const std::string &name : names)
+      if (!expected.count(name))
+        refuse("it holds tensor " + quoteForMessage(name) +
+               ", which is no state of this optimizer");
+    for (const auto &[name, where] : expected) {
+      auto [i, s] = where;
+      const Param &p = params_[i];
       if (!file.has(name))
-        throw Error(path + " has no state '" + rule.states[s] +
-                    "' for parameter '" + p.name + "'");
+        refuse(s < 0 ? "it has no step count for parameter " +
+                           quoteForMessage(p.name)
+                     : "it has no state '" + std::string(ruleOf(i).states[s]) +
+                           "' for parameter " + quoteForMessage(p.name));
+      const TensorInfo &info = file.info(name);
+      std::vector<int64_t> shape =
+          s < 0 ? std::vector<int64_t>{} : storedStateShape(i, s);
+      DType dtype = s < 0 ? DType::I64 : DType::F32;
+      if (info.dtype != dtype || info.shape != shape)
+        refuse("tensor " + quoteForMessage(name) + " is " +
+               std::string(dtypeName(info.dtype)) + " " +
+               formatShape(info.shape) + ", but parameter " +
+               quoteForMessage(p.name) + " " + formatShape(p.param.shape) +
+               " needs " + std::string(dtypeName(dtype)) + " " +
+               formatShape(shape));
       TensorView view = file.view(name);
+      if (s < 0) {
+        int64_t count = 0;
+        std::memcpy(&count, view.data, sizeof count);
+        if (count < 0 || count > (int64_t{1} << 53))
+          refuse("parameter " + quoteForMessage(p.name) + " has taken " +
+                 std::to_string(count) +
+                 " steps, says the checkpoint: not a step count");
+        steps[i] = count;
+        continue;
+      }
+      // This rank's part: a slice of a state shaped like a split
+      // parameter, else all of it (or nothing, when it holds none).
+      if (states[i].size() <= static_cast<size_t>(s))
+        states[i].resize(ruleOf(i).states.size());
       int64_t full = p.fullRows[s] * p.fullCols[s];
-      if (view.numel() != full)
-        throw Error(path + ": state '" + name + "' has " +
-                    std::to_string(view.numel()) +
-                    " elements, but parameter '" + p.name + "' needs " +
-                    std::to_string(full));
-      std::vector<float> values = toFloatVector(view);
-      // This rank's part: a slice of a state shaped like a split parameter,
-      // else all of it (or nothing, when it holds none).
       int64_t held = p.heldRows[s] * p.heldCols[s];
       int64_t from = held < full && full == p.param.numel() ? p.part.begin : 0;
-      executor_->writeState(i, s, values.data() + from);
+      std::vector<float> &values = states[i][s];
+      values.resize(static_cast<size_t>(held));
+      if (held)
+        std::memcpy(values.data(),
+                    static_cast<const float *>(view.data) + from,
+                    static_cast<size_t>(held) * sizeof(float));
     }
-    std::string step = "step/" + p.name;
-    if (!file.has(step))
-      throw Error(path + " has no step count for parameter '" + p.name + "'");
-    p.steps = static_cast<int64_t>(readDouble(file.view(step), 0));
+
+    const std::string &skippedText = metadata("skipped_steps");
+    skipped = -1;
+    if (!skippedText.empty() && skippedText.size() <= 15 &&
+        skippedText.find_first_not_of("0123456789") == std::string::npos)
+      skipped = std::stoll(skippedText);
+    if (skipped < 0)
+      refuse("its 'skipped_steps' is " + quoteForMessage(skippedText) +
+             ", not a count");
+
+    // The groups' hyperparameters, as setHyper() would take them.
+    JsonValue saved =
+        parseJson(metadata("hyperparameters"), path + " (hyperparameters)");
+    if (!saved.isObject())
+      refuse("its hyperparameters are not a JSON object");
+    // Of the groups the checkpoint has too; the others keep theirs.
+    for (size_t g = 0; g < spec_.groups.size(); ++g) {
+      std::string group = spec_.groups[g].name;
+      const JsonValue *values = saved.find(group);
+      if (!values)
+        continue;
+      if (!values->isObject())
+        refuse("its hyperparameters of group '" + group +
+               "' are not a JSON object");
+      for (const HyperSpec &hyper : spec_.rules[spec_.groups[g].rule].hypers) {
+        const JsonValue *list = values->find(hyper.name);
+        std::string what = "hyperparameter '" + std::string(hyper.name) +
+                           "' of group '" + group + "'";
+        if (!list || !list->isArray() ||
+            list->size() != static_cast<size_t>(hyper.size))
+          refuse(what + " is missing or has not " +
+                 std::to_string(hyper.size) + " values");
+        for (int k = 0; k < hyper.size; ++k) {
+          const JsonValue &v = list->at(static_cast<size_t>(k));
+          double value = v.isNumber() ? v.asDouble()
+                                      : std::numeric_limits<double>::quiet_NaN();
+          if (!std::isfinite(value) ||
+              (hyper.isInt && (value != std::trunc(value) ||
+                               std::fabs(value) > 0x1p53)) ||
+              (hyper.nonNegative && value < 0))
+            refuse(what + " is " + writeJson(v) + ", which it cannot take");
+          hypers[g][hyper.offset + k] = value;
+        }
+      }
+    }
+  } catch (const std::exception &e) {
+    error = e.what();
   }
+  // Every rank must have read the same checkpoint.
+  agree(*communicator_, error, checksum,
+        [](const std::string &first, const std::string &theirs, int rank) {
+          return "rank " + std::to_string(rank) +
+                 " read another checkpoint than rank 0 (checksums " + theirs +
+                 " and " + first + ")";
+        });
+
+  for (size_t i = 0; i < params_.size(); ++i) {
+    for (size_t s = 0; s < states[i].size(); ++s)
+      executor_->writeState(i, s, states[i][s].data());
+    params_[i].steps = steps[i];
+  }
+  skipped_ = skipped;
+  // In place: the executor reads them where they are.
+  for (size_t g = 0; g < hypers_.size(); ++g)
+    std::copy(hypers[g].begin(), hypers[g].end(), hypers_[g].begin());
 }
 
 } // namespace optgen::runtime

@@ -3,6 +3,7 @@
 #include "optgen/runtime/Safetensors.h"
 
 #include "optgen/runtime/Error.h"
+#include "optgen/runtime/FileIO.h"
 #include "optgen/runtime/Json.h"
 
 #include <algorithm>
@@ -406,14 +407,7 @@ std::vector<unsigned char> SafetensorsWriter::serialize() const {
 
 void SafetensorsWriter::write(const std::string &path) const {
   std::vector<unsigned char> bytes = serialize();
-  std::unique_ptr<std::FILE, int (*)(std::FILE *)> file(
-      std::fopen(path.c_str(), "wb"), std::fclose);
-  if (!file)
-    fail(path, std::string("cannot create: ") + std::strerror(errno));
-  if (std::fwrite(bytes.data(), 1, bytes.size(), file.get()) != bytes.size())
-    fail(path, std::string("cannot write: ") + std::strerror(errno));
-  if (std::fclose(file.release()) != 0)
-    fail(path, std::string("cannot write: ") + std::strerror(errno));
+  writeFileAtomically(path, bytes.data(), bytes.size());
 }
 
 } // namespace optgen::runtime

@@ -59,8 +59,6 @@ private:
   size_t bytes_ = 0;
 };
 
-/// Where a unit is in the step; the primitives move it along.
-enum class Phase { Idle, Reducing, Reduced, Computed, Gathering, Done };
 
 /// One rule call a step makes on this rank: a parameter, or the part of it
 /// this rank steps, with where each input and output lives. Everything is
@@ -108,7 +106,7 @@ struct Unit {
   /// The calls are independent matrix updates of one rule, stepped in
   /// parallel across the batch.
   bool batched = false;
-  Phase phase = Phase::Idle;
+  UnitPhase phase = UnitPhase::Idle;
   RequestPtr reduction, gather;
 };
 
@@ -127,6 +125,41 @@ int threadIndex() {
 #else
   return 0;
 #endif
+}
+
+/// Whether `count` elements of `dtype` (F32, BF16 or F16) at `data` are
+/// all finite: one branch-free pass that vectorises.
+bool allFinite(const void *data, DType dtype, int64_t count) {
+  if (dtype == DType::F32) {
+    const float *values = static_cast<const float *>(data);
+    bool bad = false;
+    for (int64_t i = 0; i < count; ++i)
+      bad |= !(values[i] - values[i] == 0.0f); // NaN and infinities
+    return !bad;
+  }
+  const uint16_t *bits = static_cast<const uint16_t *>(data);
+  uint16_t exponent = dtype == DType::BF16 ? 0x7f80 : 0x7c00;
+  bool bad = false;
+  for (int64_t i = 0; i < count; ++i)
+    bad |= (bits[i] & exponent) == exponent;
+  return !bad;
+}
+
+/// convertElements(), checking what it wrote while it is still in cache:
+/// whether every element is finite.
+bool convertChecked(const void *src, DType from, void *dst, DType to,
+                    int64_t count) {
+  constexpr int64_t kChunk = 8192;
+  bool finite = true;
+  size_t fromSize = dtypeSize(from), toSize = dtypeSize(to);
+  for (int64_t at = 0; at < count; at += kChunk) {
+    int64_t n = std::min(kChunk, count - at);
+    const void *in = static_cast<const unsigned char *>(src) + at * fromSize;
+    void *out = static_cast<unsigned char *>(dst) + at * toSize;
+    convertElements(in, from, out, to, n);
+    finite &= allFinite(out, to, n);
+  }
+  return finite;
 }
 
 int64_t numelOf(const std::vector<int64_t> &shape) {
@@ -150,12 +183,18 @@ public:
   int64_t stateBytes() const override;
   int64_t bytesSent() const override { return sent_; }
   int64_t bytesReceived() const override { return received_; }
+  bool canSkipNonFinite() const override { return true; }
+  bool lastStepSkipped() const override { return skipped_; }
 
 private:
+  /// Skip mode: once every reduction is launched, whether any rank's
+  /// gradients were non-finite (then the step computes and gathers
+  /// nothing); throws when a unit computes before that is known.
+  bool skipping(const char *what, int index);
   /// The unit `index`, after checking that it exists.
   Unit &unit(int index, const char *what);
   /// Throws Error unless `unit` is in `phase`.
-  void expectPhase(const Unit &unit, int index, Phase phase,
+  void expectPhase(const Unit &unit, int index, UnitPhase phase,
                    const char *what) const;
   std::string describe(int index) const;
   void pack(Unit &unit);
@@ -179,6 +218,15 @@ private:
   /// steps none of it.
   std::vector<std::pair<int, int>> callOf_;
   int64_t sent_ = 0, received_ = 0;
+  /// NonFinitePolicy::Skip. Units with a reduction check the gradients as
+  /// they pack them and agree with one more one-float all-reduce after the
+  /// last reduction's launch; local units (one rank) check them in a pass
+  /// of their own at beginStep().
+  bool skipNonFinite_ = false;
+  int reductionUnits_ = 0, launchedReductions_ = 0;
+  bool nonFinite_ = false, resolved_ = false, skipped_ = false;
+  float flag_ = 0;
+  RequestPtr flagRequest_;
 };
 
 std::string HostExecutor::describe(int index) const {
@@ -193,22 +241,18 @@ Unit &HostExecutor::unit(int index, const char *what) {
   return units_[index];
 }
 
-void HostExecutor::expectPhase(const Unit &unit, int index, Phase phase,
+void HostExecutor::expectPhase(const Unit &unit, int index, UnitPhase phase,
                                const char *what) const {
-  if (unit.phase == phase)
-    return;
-  static const char *const said[] = {"before its reduction was launched",
-                                     "while its reduction is in flight",
-                                     "before it was computed",
-                                     "after it was computed",
-                                     "while its all-gather is in flight",
-                                     "after its all-gather"};
-  throw Error(describe(index) + ": " + what + " " +
-              said[static_cast<int>(unit.phase)]);
+  if (unit.phase != phase)
+    throw Error(outOfOrder(describe(index), what, unit.phase));
 }
 
 void HostExecutor::prepare(const ExecutorSetup &setup) {
   setup_ = setup; // the calls point into this copy's parameters
+  skipNonFinite_ = setup.skipNonFinite;
+  reductionUnits_ = 0;
+  for (const StepUnit &unit : setup.schedule->units)
+    reductionUnits_ += unit.kind != UnitKind::Local;
   const StepSchedule &schedule = *setup_.schedule;
   // Counts and owners are by position in a shard group (every rank's, when
   // there are no groups).
@@ -384,31 +428,42 @@ void HostExecutor::beginStep() {
   for (Unit &unit : units_) {
     unit.reduction.reset();
     unit.gather.reset();
-    unit.phase = Phase::Idle;
+    unit.phase = UnitPhase::Idle;
   }
+  flagRequest_.reset();
   sent_ = received_ = 0;
+  launchedReductions_ = 0;
+  nonFinite_ = resolved_ = skipped_ = false;
+  if (skipNonFinite_ && reductionUnits_ == 0) {
+    // Local units read the caller's gradients where they are: no pass over
+    // them happens anyway, so the check is one of its own.
+    for (const ExecutorParam &param : setup_.params)
+      nonFinite_ |= !allFinite(param.grad.data, param.grad.dtype,
+                               numelOf(param.grad.shape));
+    skipped_ = nonFinite_;
+    resolved_ = true;
+  }
+}
+
+bool HostExecutor::skipping(const char *what, int index) {
+  if (!skipNonFinite_ || resolved_)
+    return skipped_;
+  if (launchedReductions_ < reductionUnits_)
+    throw Error(describe(index) + ": " + what +
+                " before every reduction was launched, which skipping steps "
+                "with non-finite gradients needs");
+  flagRequest_->wait();
+  skipped_ = flag_ > 0;
+  resolved_ = true;
+  return skipped_;
 }
 
 void HostExecutor::endStep() {
   for (size_t u = 0; u < units_.size(); ++u) {
     const Unit &unit = units_[u];
-    bool split =
-        unit.spec->kind == UnitKind::Flat || unit.spec->kind == UnitKind::Owned;
-    Phase last = split ? Phase::Done : Phase::Computed;
-    if (unit.phase == last)
-      continue;
-    static const char *const missing[] = {
-        "its reduction (or compute) was not launched",
-        "its reduction was not waited for",
-        "it was not computed",
-        "its all-gather was not launched",
-        "its all-gather was not waited for",
-        ""};
-    throw Error("the step left " + describe(static_cast<int>(u)) +
-                " incomplete: " +
-                (unit.spec->kind == UnitKind::Local && unit.phase == Phase::Idle
-                     ? "it was not computed"
-                     : missing[static_cast<int>(unit.phase)]));
+    if (unit.phase != finalPhase(unit.spec->kind))
+      throw Error(incompleteUnit(describe(static_cast<int>(u)),
+                                 unit.spec->kind, unit.phase));
   }
 }
 
@@ -427,26 +482,36 @@ void HostExecutor::pack(Unit &unit) {
   for (size_t k = 0; k < spec.params.size(); ++k) {
     const TensorView &grad = setup_.params[spec.params[k]].grad;
     int64_t numel = numelOf(grad.shape);
-    convertElements(grad.data, grad.dtype,
-                    unit.packed.data() + unit.offsets[k] * payloadSize,
-                    spec.payload, numel);
+    void *packed = unit.packed.data() + unit.offsets[k] * payloadSize;
+    if (skipNonFinite_)
+      nonFinite_ |=
+          !convertChecked(grad.data, grad.dtype, packed, spec.payload, numel);
+    else
+      convertElements(grad.data, grad.dtype, packed, spec.payload, numel);
     end = unit.offsets[k] + numel;
   }
   // The padding of equal parts reduces to zeros.
   size_t used = static_cast<size_t>(end) * payloadSize;
   std::memset(unit.packed.data() + used, 0, unit.packed.size() - used);
+  if (skipNonFinite_ && ++launchedReductions_ == reductionUnits_) {
+    // Every rank has checked its gradients: one float says whether any
+    // found a non-finite one (launched in the same order on every rank).
+    flag_ = nonFinite_ ? 1.0f : 0.0f;
+    flagRequest_ =
+        setup_.communicator->allReduceMean(&flag_, 1, DType::F32);
+  }
 }
 
 Token HostExecutor::launchAllReduce(int index) {
   Unit &u = unit(index, "all-reduce");
   if (u.spec->kind != UnitKind::Small)
     throw Error(describe(index) + " has no all-reduce");
-  expectPhase(u, index, Phase::Idle, "all-reduce");
+  expectPhase(u, index, UnitPhase::Idle, "all-reduce");
   pack(u);
   u.reduction = setup_.communicator->allReduceMean(
       u.packed.data(), u.spec->counts[0], u.spec->payload);
   count(u, ScheduleOp::Kind::AllReduce);
-  u.phase = Phase::Reducing;
+  u.phase = UnitPhase::Reducing;
   return Token{2 * index};
 }
 
@@ -454,7 +519,7 @@ Token HostExecutor::launchReduceScatter(int index) {
   Unit &u = unit(index, "reduce-scatter");
   if (u.spec->kind != UnitKind::Flat && u.spec->kind != UnitKind::Owned)
     throw Error(describe(index) + " has no reduce-scatter");
-  expectPhase(u, index, Phase::Idle, "reduce-scatter");
+  expectPhase(u, index, UnitPhase::Idle, "reduce-scatter");
   pack(u);
   // With shard groups: within the group, then the part across the groups.
   Communicator &group = setup_.groupCommunicator ? *setup_.groupCommunicator
@@ -466,7 +531,7 @@ Token HostExecutor::launchReduceScatter(int index) {
         std::move(u.reduction), *setup_.crossCommunicator, u.part.data(),
         u.spec->counts[setup_.rank % group.size()], u.spec->payload);
   count(u, ScheduleOp::Kind::ReduceScatter);
-  u.phase = Phase::Reducing;
+  u.phase = UnitPhase::Reducing;
   return Token{2 * index};
 }
 
@@ -474,13 +539,18 @@ Token HostExecutor::launchAllGather(int index) {
   Unit &u = unit(index, "all-gather");
   if (u.spec->kind != UnitKind::Flat && u.spec->kind != UnitKind::Owned)
     throw Error(describe(index) + " has no all-gather");
-  expectPhase(u, index, Phase::Computed, "all-gather");
+  expectPhase(u, index, UnitPhase::Computed, "all-gather");
+  if (skipping("all-gather", index)) {
+    // Every rank skips: nothing was updated, nothing to share.
+    u.phase = UnitPhase::Gathering;
+    return Token{2 * index + 1};
+  }
   Communicator &group = setup_.groupCommunicator ? *setup_.groupCommunicator
                                                  : *setup_.communicator;
   u.gather = group.allGather(u.part.data(), u.packed.data(), u.spec->counts,
                              u.spec->payload);
   count(u, ScheduleOp::Kind::AllGather);
-  u.phase = Phase::Gathering;
+  u.phase = UnitPhase::Gathering;
   return Token{2 * index + 1};
 }
 
@@ -490,12 +560,16 @@ void HostExecutor::wait(Token token) {
   int index = token.slot / 2;
   Unit &u = unit(index, "wait");
   if (token.slot % 2 == 0) {
-    expectPhase(u, index, Phase::Reducing, "wait for the reduction");
+    expectPhase(u, index, UnitPhase::Reducing, "wait for the reduction");
     u.reduction->wait();
-    u.phase = Phase::Reduced;
+    u.phase = UnitPhase::Reduced;
     return;
   }
-  expectPhase(u, index, Phase::Gathering, "wait for the all-gather");
+  expectPhase(u, index, UnitPhase::Gathering, "wait for the all-gather");
+  if (!u.gather) { // a skipped step's
+    u.phase = UnitPhase::Done;
+    return;
+  }
   u.gather->wait();
   // Every rank's updates, into every member.
   size_t payloadSize = dtypeSize(u.spec->payload);
@@ -505,11 +579,13 @@ void HostExecutor::wait(Token token) {
                     u.spec->payload, param.data, param.dtype,
                     numelOf(param.shape));
   }
-  u.phase = Phase::Done;
+  u.phase = UnitPhase::Done;
 }
 
 void HostExecutor::run(const Call &call, float *workspace) const {
   int64_t length = call.range.length;
+  if (length == 0)
+    return; // a parameter without elements: nothing to update
   float *param = static_cast<float *>(call.param);
   if (call.paramStage) {
     convertElements(call.param, call.paramDType, call.paramStage, DType::F32,
@@ -550,8 +626,12 @@ void HostExecutor::run(const Call &call, float *workspace) const {
 void HostExecutor::compute(int index) {
   Unit &u = unit(index, "compute");
   expectPhase(u, index,
-              u.spec->kind == UnitKind::Local ? Phase::Idle : Phase::Reduced,
+              u.spec->kind == UnitKind::Local ? UnitPhase::Idle : UnitPhase::Reduced,
               "compute");
+  if (skipping("compute", index)) {
+    u.phase = UnitPhase::Computed; // nothing changes in a skipped step
+    return;
+  }
   auto workspace = [&](int slot) {
     return workspaceElements_ ? workspace_.data() + slot * workspaceElements_
                               : nullptr;
@@ -559,7 +639,7 @@ void HostExecutor::compute(int index) {
   if (!u.batched || workspaceSlots_ == 1) {
     for (const Call &call : u.calls)
       run(call, workspace(0));
-    u.phase = Phase::Computed;
+    u.phase = UnitPhase::Computed;
     return;
   }
   // The batch's members in parallel, each call on one thread (its loops'
@@ -583,7 +663,7 @@ void HostExecutor::compute(int index) {
   for (int c = 0; c < calls; ++c)
     if (errors_[c])
       std::rethrow_exception(errors_[c]);
-  u.phase = Phase::Computed;
+  u.phase = UnitPhase::Computed;
 }
 
 void HostExecutor::readState(size_t param, size_t state, float *values) const {

@@ -20,7 +20,7 @@ namespace optgen::runtime {
 
 namespace {
 
-#ifndef OPTGEN_NO_BLAS // only ssyrk's results are mirrored
+#ifndef OPTGEN_NO_BLAS // what the BLAS products need around them
 /// Copies the upper triangle of square `tile` into its lower one: 4 x 4
 /// blocks transposed in registers where SSE is there, within 32 x 32 blocks
 /// so that what the lower rows read stays in the L1 cache.
@@ -60,10 +60,9 @@ void mirrorUpper(Tile &tile) {
     }
   }
 }
-#endif
 
 /// to = beta * from over rows x cols (only the upper triangle when
-/// `upper`).
+/// `upper`): before a BLAS product that accumulates.
 OPTGEN_STEP_CLONES void scaledCopy(const float *from, float *to, int64_t rows,
                                    int64_t cols, float beta, bool upper) {
   if (upper) {
@@ -75,6 +74,7 @@ OPTGEN_STEP_CLONES void scaledCopy(const float *from, float *to, int64_t rows,
   for (int64_t i = 0; i < rows * cols; ++i)
     to[i] = beta * from[i];
 }
+#endif
 
 } // namespace
 

@@ -84,9 +84,6 @@ private:
   int device_, previous_ = -1;
 };
 
-/// Where a unit is in the step; the primitives move it along (as the host
-/// executor's units go).
-enum class Phase { Idle, Reducing, Reduced, Computed, Gathering, Done };
 
 /// Copies of one pair of dtypes, listed in the tables (device memory).
 struct CopyList {
@@ -134,7 +131,7 @@ struct Unit {
   /// rank's part (Flat, Owned).
   size_t packedAt = 0, packedBytes = 0, packedUsed = 0, partAt = 0,
          partBytes = 0;
-  Phase phase = Phase::Idle;
+  UnitPhase phase = UnitPhase::Idle;
   RequestPtr reduction, gather;
 };
 
@@ -188,7 +185,7 @@ private:
   /// The unit `index`, after checking that it exists.
   Unit &unit(int index, const char *what);
   /// Throws Error (through fail()) unless `unit` is in `phase`.
-  void expectPhase(const Unit &unit, Phase phase, const char *what);
+  void expectPhase(const Unit &unit, UnitPhase phase, const char *what);
   /// Ends the step's capture (if one is open) and throws Error: a failed
   /// step must not leave the stream capturing.
   [[noreturn]] void fail(const std::string &message);
@@ -839,7 +836,7 @@ void CudaExecutorImpl::beginStep() {
     // their requests order the stream after them as they go.
     unit.reduction.reset();
     unit.gather.reset();
-    unit.phase = Phase::Idle;
+    unit.phase = UnitPhase::Idle;
   }
   replayed_ = 0;
   sent_ = received_ = 0;
@@ -934,17 +931,10 @@ void CudaExecutorImpl::count(const Unit &unit, ScheduleOp::Kind collective) {
   received_ += traffic.received;
 }
 
-void CudaExecutorImpl::expectPhase(const Unit &unit, Phase phase,
+void CudaExecutorImpl::expectPhase(const Unit &unit, UnitPhase phase,
                                    const char *what) {
-  if (unit.phase == phase)
-    return;
-  static const char *const said[] = {"before its reduction was launched",
-                                     "while its reduction is in flight",
-                                     "before it was computed",
-                                     "after it was computed",
-                                     "while its all-gather is in flight",
-                                     "after its all-gather"};
-  fail(unit.name + ": " + what + " " + said[static_cast<int>(unit.phase)]);
+  if (unit.phase != phase)
+    fail(outOfOrder(unit.name, what, unit.phase));
 }
 
 bool CudaExecutorImpl::enqueues(Primitive primitive, int index) {
@@ -965,7 +955,7 @@ bool CudaExecutorImpl::enqueues(Primitive primitive, int index) {
 
 void CudaExecutorImpl::compute(int index) {
   Unit &u = unit(index, "compute");
-  expectPhase(u, u.spec->kind == UnitKind::Local ? Phase::Idle : Phase::Reduced,
+  expectPhase(u, u.spec->kind == UnitKind::Local ? UnitPhase::Idle : UnitPhase::Reduced,
               "compute");
   if (enqueues(Primitive::Compute, index)) {
     try {
@@ -976,14 +966,14 @@ void CudaExecutorImpl::compute(int index) {
       throw;
     }
   }
-  u.phase = Phase::Computed;
+  u.phase = UnitPhase::Computed;
 }
 
 Token CudaExecutorImpl::launchAllReduce(int index) {
   Unit &u = unit(index, "all-reduce");
   if (u.spec->kind != UnitKind::Small)
     fail(u.name + " has no all-reduce");
-  expectPhase(u, Phase::Idle, "all-reduce");
+  expectPhase(u, UnitPhase::Idle, "all-reduce");
   if (enqueues(Primitive::AllReduce, index)) {
     try {
       DeviceGuard guard(device_);
@@ -996,7 +986,7 @@ Token CudaExecutorImpl::launchAllReduce(int index) {
     }
   }
   count(u, ScheduleOp::Kind::AllReduce);
-  u.phase = Phase::Reducing;
+  u.phase = UnitPhase::Reducing;
   return Token{2 * index};
 }
 
@@ -1004,7 +994,7 @@ Token CudaExecutorImpl::launchReduceScatter(int index) {
   Unit &u = unit(index, "reduce-scatter");
   if (u.spec->kind != UnitKind::Flat && u.spec->kind != UnitKind::Owned)
     fail(u.name + " has no reduce-scatter");
-  expectPhase(u, Phase::Idle, "reduce-scatter");
+  expectPhase(u, UnitPhase::Idle, "reduce-scatter");
   if (enqueues(Primitive::ReduceScatter, index)) {
     try {
       DeviceGuard guard(device_);
@@ -1017,7 +1007,7 @@ Token CudaExecutorImpl::launchReduceScatter(int index) {
     }
   }
   count(u, ScheduleOp::Kind::ReduceScatter);
-  u.phase = Phase::Reducing;
+  u.phase = UnitPhase::Reducing;
   return Token{2 * index};
 }
 
@@ -1025,7 +1015,7 @@ Token CudaExecutorImpl::launchAllGather(int index) {
   Unit &u = unit(index, "all-gather");
   if (u.spec->kind != UnitKind::Flat && u.spec->kind != UnitKind::Owned)
     fail(u.name + " has no all-gather");
-  expectPhase(u, Phase::Computed, "all-gather");
+  expectPhase(u, UnitPhase::Computed, "all-gather");
   if (enqueues(Primitive::AllGather, index)) {
     try {
       DeviceGuard guard(device_);
@@ -1037,7 +1027,7 @@ Token CudaExecutorImpl::launchAllGather(int index) {
     }
   }
   count(u, ScheduleOp::Kind::AllGather);
-  u.phase = Phase::Gathering;
+  u.phase = UnitPhase::Gathering;
   return Token{2 * index + 1};
 }
 
@@ -1048,9 +1038,9 @@ void CudaExecutorImpl::wait(Token token) {
   Unit &u = unit(index, "wait");
   bool reduction = token.slot % 2 == 0;
   if (reduction)
-    expectPhase(u, Phase::Reducing, "wait for the reduction");
+    expectPhase(u, UnitPhase::Reducing, "wait for the reduction");
   else
-    expectPhase(u, Phase::Gathering, "wait for the all-gather");
+    expectPhase(u, UnitPhase::Gathering, "wait for the all-gather");
   if (enqueues(Primitive::Wait, token.slot)) {
     try {
       DeviceGuard guard(device_);
@@ -1065,28 +1055,13 @@ void CudaExecutorImpl::wait(Token token) {
       fail(u.name + ": " + error.what());
     }
   }
-  u.phase = reduction ? Phase::Reduced : Phase::Done;
+  u.phase = reduction ? UnitPhase::Reduced : UnitPhase::Done;
 }
 
 void CudaExecutorImpl::endStep() {
-  for (const Unit &unit : units_) {
-    bool split =
-        unit.spec->kind == UnitKind::Flat || unit.spec->kind == UnitKind::Owned;
-    Phase last = split ? Phase::Done : Phase::Computed;
-    if (unit.phase == last)
-      continue;
-    static const char *const missing[] = {
-        "its reduction (or compute) was not launched",
-        "its reduction was not waited for",
-        "it was not computed",
-        "its all-gather was not launched",
-        "its all-gather was not waited for",
-        ""};
-    fail("the step left " + unit.name + " incomplete: " +
-         (unit.spec->kind == UnitKind::Local && unit.phase == Phase::Idle
-              ? "it was not computed"
-              : missing[static_cast<int>(unit.phase)]));
-  }
+  for (const Unit &unit : units_)
+    if (unit.phase != finalPhase(unit.spec->kind))
+      fail(incompleteUnit(unit.name, unit.spec->kind, unit.phase));
   try {
     DeviceGuard guard(device_);
     const char *context = "running the step as a CUDA graph";

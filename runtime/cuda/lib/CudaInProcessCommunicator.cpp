@@ -6,6 +6,7 @@
 #include "optgen/runtime/CudaCheck.h"
 #include "optgen/runtime/Error.h"
 #include "optgen/runtime/InProcessCommunicator.h"
+#include "optgen/runtime/StreamRequest.h"
 
 #include <numeric>
 #include <string>
@@ -21,29 +22,6 @@ struct Events {
   cudaEvent_t ready = nullptr;
   /// On its communication stream: it has read every rank's input.
   cudaEvent_t read = nullptr;
-};
-
-class CudaInProcessRequest final : public Request {
-public:
-  CudaInProcessRequest(cudaEvent_t done, cudaStream_t compute)
-      : done_(done), compute_(compute) {}
-  ~CudaInProcessRequest() override {
-    if (!waited_)
-      cudaStreamWaitEvent(compute_, done_, 0);
-    cudaEventDestroy(done_);
-  }
-  void wait() override {
-    if (waited_)
-      return;
-    OPTGEN_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_, 0),
-                      "waiting for an in-process collective");
-    waited_ = true;
-  }
-
-private:
-  cudaEvent_t done_;
-  cudaStream_t compute_;
-  bool waited_ = false;
 };
 
 class CudaInProcessCommunicator final : public Communicator {
@@ -91,7 +69,7 @@ public:
                                const std::vector<int64_t> &counts,
                                DType dtype) override {
     checkCollectiveDType(dtype, "reduce-scatter");
-    checkCounts(counts, "reduce-scatter");
+    checkCollectiveCounts(counts, size(), "reduce-scatter");
     int64_t offset = std::accumulate(counts.begin(), counts.begin() + rank_,
                                      int64_t{0});
     return collective({"reduce-scatter", send, recv, counts, dtype, &events_},
@@ -106,7 +84,7 @@ public:
                        const std::vector<int64_t> &counts,
                        DType dtype) override {
     checkCollectiveDType(dtype, "all-gather");
-    checkCounts(counts, "all-gather");
+    checkCollectiveCounts(counts, size(), "all-gather");
     int64_t total = std::accumulate(counts.begin(), counts.end(), int64_t{0});
     size_t bytes = dtypeSize(dtype);
     return collective(
@@ -128,17 +106,15 @@ public:
         });
   }
 
-private:
-  void checkCounts(const std::vector<int64_t> &counts, const char *what) const {
-    if (static_cast<int>(counts.size()) != size())
-      throw Error(std::string(what) + " with " +
-                  std::to_string(counts.size()) + " counts on " +
-                  std::to_string(size()) + " ranks: one count per rank");
-    for (int64_t count : counts)
-      if (count < 0)
-        throw Error(std::string(what) + " of " + std::to_string(count) +
-                    " elements on a rank");
+  // On the host, as the interface says.
+  void allGatherBytes(const void *send, size_t bytes, void *recv) override {
+    allGatherBytesInProcess(*rendezvous_, rank_, send, bytes, recv);
   }
+  [[noreturn]] void abort(int code) override {
+    abortInProcess(*rendezvous_, rank_, code);
+  }
+
+private:
 
   /// Meets the other ranks with `post`, computes this rank's `outCount`
   /// elements into scratch with `compute` (reading every rank's input),
@@ -172,15 +148,7 @@ private:
       OPTGEN_CUDA_CHECK(cudaMemcpyAsync(recv, scratch_, outBytes,
                                         cudaMemcpyDeviceToDevice, stream_),
                         what);
-    cudaEvent_t done = nullptr;
-    OPTGEN_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
-                      what);
-    cudaError_t recorded = cudaEventRecord(done, stream_);
-    if (recorded != cudaSuccess) {
-      cudaEventDestroy(done);
-      throwCudaError(recorded, "cudaEventRecord", what);
-    }
-    return std::make_unique<CudaInProcessRequest>(done, compute_);
+    return recordStreamRequest(stream_, compute_, what);
   }
 
   /// Scratch of at least `bytes`, once what used the old one is done.

@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -163,6 +164,21 @@ public:
                           offsets.data(), mpiType(dtype), comm_, &request),
           "MPI_Iallgatherv");
     return std::make_unique<MpiRequest>(request, nullptr, 0, dtype, size_);
+  }
+
+  void allGatherBytes(const void *send, size_t bytes, void *recv) override {
+    int count = asInt(static_cast<int64_t>(bytes), "byte all-gather");
+    (void)asInt(static_cast<int64_t>(bytes) * size_, "byte all-gather");
+    check(MPI_Allgather(send, count, MPI_BYTE, recv, count, MPI_BYTE,
+                        comm_),
+          "MPI_Allgather");
+  }
+
+  [[noreturn]] void abort(int code) override {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code); // MPI_Abort does not return
   }
 
 private:

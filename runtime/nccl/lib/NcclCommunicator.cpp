@@ -5,6 +5,7 @@
 #include "MeanKernel.h"
 #include "optgen/runtime/CudaCheck.h"
 #include "optgen/runtime/Error.h"
+#include "optgen/runtime/StreamRequest.h"
 
 #ifdef OPTGEN_RUNTIME_NCCL_MPI
 #include <mpi.h>
@@ -54,33 +55,6 @@ std::string describe(const char *what, const std::vector<int64_t> &counts,
   return text + " " + std::string(dtypeName(dtype)) + " elements";
 }
 
-/// A collective on the communication stream: wait() makes the compute
-/// stream wait for its completion event.
-class NcclRequest final : public Request {
-public:
-  NcclRequest(cudaEvent_t done, cudaStream_t compute, std::string what)
-      : done_(done), compute_(compute), what_(std::move(what)) {}
-  ~NcclRequest() override {
-    // Unwaited: later work on the compute stream still follows it.
-    if (!waited_)
-      cudaStreamWaitEvent(compute_, done_, 0);
-    cudaEventDestroy(done_);
-  }
-  void wait() override {
-    if (waited_)
-      return;
-    OPTGEN_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_, 0),
-                      "waiting for the " + what_);
-    waited_ = true;
-  }
-
-private:
-  cudaEvent_t done_;
-  cudaStream_t compute_;
-  std::string what_;
-  bool waited_ = false;
-};
-
 class NcclCommunicator final : public Communicator {
 public:
   NcclCommunicator(ncclComm_t comm, bool owned) : comm_(comm), owned_(owned) {
@@ -126,7 +100,7 @@ public:
                                const std::vector<int64_t> &counts,
                                DType dtype) override {
     checkCollectiveDType(dtype, "reduce-scatter");
-    checkCounts(counts, "reduce-scatter");
+    checkCollectiveCounts(counts, size(), "reduce-scatter");
     std::string what = describe("reduce-scatter", counts, dtype);
     begin(what);
     size_t bytes = dtypeSize(dtype);
@@ -157,7 +131,7 @@ public:
                        const std::vector<int64_t> &counts,
                        DType dtype) override {
     checkCollectiveDType(dtype, "all-gather");
-    checkCounts(counts, "all-gather");
+    checkCollectiveCounts(counts, size(), "all-gather");
     std::string what = describe("all-gather", counts, dtype);
     begin(what);
     size_t bytes = dtypeSize(dtype);
@@ -182,17 +156,45 @@ public:
     return end(std::move(what));
   }
 
-private:
-  void checkCounts(const std::vector<int64_t> &counts, const char *what) const {
-    if (static_cast<int>(counts.size()) != size_)
-      throw Error(std::string(what) + " with " +
-                  std::to_string(counts.size()) + " counts on " +
-                  std::to_string(size_) + " ranks: one count per rank");
-    for (int64_t count : counts)
-      if (count < 0)
-        throw Error(std::string(what) + " of " + std::to_string(count) +
-                    " elements on a rank");
+  // Host memory, blocking: through a device buffer of the gathered bytes.
+  void allGatherBytes(const void *send, size_t bytes, void *recv) override {
+    if (size_ == 1) {
+      if (bytes && send != recv)
+        std::memcpy(recv, send, bytes);
+      return;
+    }
+    const std::string what = "the ranks' agreement (an all-gather of " +
+                             std::to_string(bytes) + " bytes)";
+    unsigned char *device = nullptr;
+    size_t total = bytes * static_cast<size_t>(size_);
+    OPTGEN_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&device), total),
+                      what);
+    try {
+      OPTGEN_CUDA_CHECK(cudaMemcpy(device + bytes * rank_, send, bytes,
+                                   cudaMemcpyHostToDevice),
+                        what);
+      checkNccl(ncclAllGather(device + bytes * rank_, device, bytes, ncclChar,
+                              comm_, stream_),
+                "ncclAllGather", what, comm_);
+      OPTGEN_CUDA_CHECK(cudaStreamSynchronize(stream_), what);
+      OPTGEN_CUDA_CHECK(
+          cudaMemcpy(recv, device, total, cudaMemcpyDeviceToHost), what);
+    } catch (...) {
+      cudaFree(device);
+      throw;
+    }
+    cudaFree(device);
   }
+
+  // Ends this process after NCCL's communicator: ranks that wait in one of
+  // its collectives see it fail (NCCL's abort), where NCCL can tell them.
+  [[noreturn]] void abort(int code) override {
+    ncclCommAbort(comm_);
+    owned_ = false; // aborted: not to be destroyed again
+    Communicator::abort(code);
+  }
+
+private:
   static bool even(const std::vector<int64_t> &counts) {
     return std::all_of(counts.begin(), counts.end(),
                        [&](int64_t c) { return c == counts.front(); });
@@ -213,15 +215,7 @@ private:
   }
   /// The request of the collective just enqueued.
   RequestPtr end(std::string what) {
-    cudaEvent_t done = nullptr;
-    OPTGEN_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
-                      what);
-    cudaError_t result = cudaEventRecord(done, stream_);
-    if (result != cudaSuccess) {
-      cudaEventDestroy(done);
-      throwCudaError(result, "cudaEventRecord", what);
-    }
-    return std::make_unique<NcclRequest>(done, compute_, std::move(what));
+    return recordStreamRequest(stream_, compute_, std::move(what));
   }
 
   ncclComm_t comm_;

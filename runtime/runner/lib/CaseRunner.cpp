@@ -12,6 +12,28 @@
 
 namespace optgen::runtime {
 
+namespace {
+
+/// A whole decimal number ("4abc" and "" are not), within [low, high].
+bool parseNumber(const std::string &text, int64_t low, int64_t high,
+                 int64_t &value) {
+  if (text.empty() || text.size() > 18)
+    return false;
+  size_t i = text[0] == '-' ? 1 : 0;
+  if (i == text.size())
+    return false;
+  int64_t magnitude = 0;
+  for (; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9')
+      return false;
+    magnitude = magnitude * 10 + (text[i] - '0');
+  }
+  value = text[0] == '-' ? -magnitude : magnitude;
+  return value >= low && value <= high;
+}
+
+} // namespace
+
 int parseRunnerArguments(int argc, char **argv, const std::string &target,
                          CaseOptions &options) {
   options.target = target;
@@ -24,6 +46,19 @@ int parseRunnerArguments(int argc, char **argv, const std::string &target,
       }
       return argv[++i];
     };
+    auto number = [&](int64_t low, int64_t high) -> int64_t {
+      std::string text = value();
+      int64_t parsed = 0;
+      if (!parseNumber(text, low, high, parsed)) {
+        std::fprintf(stderr,
+                     "optgen: error: %s takes a whole number from %lld to "
+                     "%lld, not '%s'\n",
+                     arg.c_str(), static_cast<long long>(low),
+                     static_cast<long long>(high), text.c_str());
+        std::exit(1);
+      }
+      return parsed;
+    };
     if (arg == "--case")
       options.casePath = value();
     else if (arg == "--out")
@@ -31,19 +66,30 @@ int parseRunnerArguments(int argc, char **argv, const std::string &target,
     else if (arg == "--report")
       options.reportPath = value();
     else if (arg == "--repeat")
-      options.repeat = std::atoi(value().c_str());
+      options.repeat = static_cast<int>(number(1, 1000000));
     else if (arg == "--split-grads")
       options.splitGrads = true;
     else if (arg == "--load-state")
       options.loadStatePath = value();
     else if (arg == "--save-state")
       options.saveStatePath = value();
+    else if (arg == "--save-at") {
+      options.saveAt = number(1, 1000000);
+      options.saveAtDir = value();
+    } else if (arg == "--resume")
+      options.resumeDir = value();
+    else if (arg == "--fail-at-step")
+      options.failAtStep = number(1, 1000000);
+    else if (arg == "--skip-nonfinite")
+      options.skipNonFinite = true;
     else {
       std::fprintf(stderr,
                    "usage: %s --case CASE.safetensors [--out OUT.safetensors] "
                    "[--repeat R] [--report FILE.json] [--split-grads]\n"
                    "    [--load-state STATE.safetensors] [--save-state "
-                   "STATE.safetensors]\n",
+                   "STATE.safetensors]\n"
+                   "    [--save-at K DIR] [--resume DIR] [--skip-nonfinite] "
+                   "[--fail-at-step K]\n",
                    argv[0]);
       return 1;
     }

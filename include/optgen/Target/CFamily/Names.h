@@ -16,7 +16,10 @@
 
 namespace optgen {
 
-/// Whether `name` is a C++ keyword or a name the generated code itself uses.
+/// Whether `name` may not name anything in generated code: a C or C++
+/// keyword, a macro of the C and C++ libraries or of GCC's GNU modes (any
+/// all-uppercase name counts as one), a CMake target name of CMake's or of
+/// optgen's runtime (`optgen*`), or a name the generated code itself uses.
 bool isReservedName(llvm::StringRef name);
 
 /// `text` as a C++ identifier: only [A-Za-z0-9_], not starting with a digit
@@ -26,6 +29,11 @@ std::string legalIdentifier(llvm::StringRef text);
 /// `text` as a C++ string literal: printable ASCII as itself, everything
 /// else (quotes, backslashes, newlines, bytes >= 0x80) as octal escapes.
 std::string cppString(llvm::StringRef text);
+
+/// `text` as a CMake quoted argument: backslashes, quotes, `$`, `;` and
+/// `@` escaped, so that it stays one literal string (a path in the
+/// generated CMakeLists.txt).
+std::string cmakeString(llvm::StringRef text);
 
 /// Spec text made safe inside a `//` comment: no backslashes (a trailing one
 /// would continue the comment onto the next line), printable ASCII only.

@@ -12,6 +12,7 @@
 #ifndef OPTGEN_RUNTIME_CASEREPLAY_H
 #define OPTGEN_RUNTIME_CASEREPLAY_H
 
+#include "optgen/runtime/Agreement.h"
 #include "optgen/runtime/OptimizerFront.h"
 #include "optgen/runtime/Tensor.h"
 
@@ -48,9 +49,24 @@ public:
   /// stepper times it itself (a GPU's events: step() copies data around the
   /// step that the report must not count), or -1: runCase times step().
   virtual double lastStepMs() const { return -1; }
+  /// Steps with a non-finite gradient change nothing and are counted
+  /// (NonFinitePolicy::Skip; before finalize()). The default cannot.
+  virtual void skipNonFinite();
+  /// The steps skipped so far, or -1 when the stepper does not count them.
+  virtual int64_t skippedSteps() const { return -1; }
   /// Checkpoints of the optimizer state (all ranks call them).
   virtual void saveState(const std::string &path);
   virtual void loadState(const std::string &path);
+  /// After a phase that may fail on some ranks and not on others, every
+  /// rank calls it with its own outcome (Agreement.h): it returns when all
+  /// succeeded with equal descriptions and throws AgreedError on every rank
+  /// otherwise. The default, one rank alone, throws `error` when given.
+  virtual void agree(const std::string &error, const std::string &description,
+                     const DifferenceFn &explain);
+  /// Ends every rank at once, after this one reported an error that the
+  /// others, inside a collective, cannot learn of. The default (one rank)
+  /// does nothing.
+  virtual void abortAll(int code);
 };
 
 /// Steps a generated optimizer, on whatever executor it has.
@@ -72,12 +88,21 @@ public:
   int64_t bytesReceived() const override {
     return optimizer->bytesReceived();
   }
+  void skipNonFinite() override {
+    optimizer->setNonFinitePolicy(NonFinitePolicy::Skip);
+  }
+  int64_t skippedSteps() const override { return optimizer->skippedSteps(); }
   void saveState(const std::string &path) override {
     optimizer->saveState(path);
   }
   void loadState(const std::string &path) override {
     optimizer->loadState(path);
   }
+  void agree(const std::string &error, const std::string &description,
+             const DifferenceFn &explain) override {
+    runtime::agree(optimizer->communicator(), error, description, explain);
+  }
+  void abortAll(int code) override { optimizer->communicator().abort(code); }
 
 private:
   std::unique_ptr<OptimizerFront> optimizer;
@@ -94,13 +119,34 @@ struct CaseOptions {
   bool splitGrads = false;
   std::string loadStatePath; ///< optimizer state to start from, or empty
   std::string saveStatePath; ///< where the state after the last step goes
+  /// --save-at K DIR: after step K, the run's checkpoint (the optimizer
+  /// state and the parameters) goes to DIR, and the replay goes on.
+  int64_t saveAt = 0;
+  std::string saveAtDir;
+  /// --resume DIR: start after the step a --save-at checkpoint in DIR was
+  /// saved at, from its parameters and optimizer state.
+  std::string resumeDir;
+  /// --fail-at-step K (for tests): this process fails just before step K,
+  /// as a rank whose step breaks would, to check that no rank is left
+  /// waiting.
+  int64_t failAtStep = 0;
+  /// --skip-nonfinite: a step with a non-finite gradient changes nothing
+  /// and is counted (NonFinitePolicy::Skip).
+  bool skipNonFinite = false;
 };
+
+/// The files of a run checkpoint (--save-at, --resume) in `dir`.
+std::string runCheckpointStatePath(const std::string &dir);
+std::string runCheckpointParamsPath(const std::string &dir);
 
 /// Replays the case `repeat` times, each on a fresh Stepper, writes the
 /// parameters after the last step and the report, and prints a summary
 /// (with each parameter's error when the case has `expect/` tensors).
 /// Returns 0, or 1 after printing "optgen: error: ..." to stderr; never
-/// throws.
+/// throws. Under several ranks, every phase that can fail on one rank ends
+/// with an agreement, so that all ranks fail together; an error no other
+/// rank can learn of (inside a step) ends every rank (Stepper::abortAll).
+/// Outputs never overwrite inputs, and are written atomically.
 int runCase(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
             const CaseOptions &options);
 

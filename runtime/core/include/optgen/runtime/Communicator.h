@@ -24,6 +24,7 @@
 
 #include "optgen/runtime/Tensor.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -83,6 +84,20 @@ public:
   /// Every rank calls it, with no collective in flight. Throws Error where
   /// the implementation has no groups (the default).
   virtual std::unique_ptr<Communicator> split(int color, int key);
+
+  /// Blocking, on the host, outside steps: recv (size() * bytes) becomes
+  /// every rank's send[0, bytes), in rank order; every rank passes the same
+  /// `bytes`. What the ranks agree with before and after a fallible phase
+  /// (Agreement.h). The default carries the bytes through allGather() as
+  /// F32 words, which every communicator moves without arithmetic; a
+  /// device communicator, whose collectives return before they complete,
+  /// overrides it.
+  virtual void allGatherBytes(const void *send, size_t bytes, void *recv);
+
+  /// Ends every rank's process now, with exit status `code`: what a rank
+  /// does after reporting an error that the others, waiting inside a
+  /// collective, cannot learn of (MPI: MPI_Abort). One rank alone exits.
+  [[noreturn]] virtual void abort(int code);
 };
 
 /// A request that completes `first`, then averages data[0, count) over
@@ -91,6 +106,11 @@ public:
 /// host the all-reduce starts when the request is waited for.
 RequestPtr thenAllReduceMean(RequestPtr first, Communicator &communicator,
                              void *data, int64_t count, DType dtype);
+
+/// Throws Error unless `counts` has one non-negative count per rank of
+/// `ranks`; `what` names the collective.
+void checkCollectiveCounts(const std::vector<int64_t> &counts, int ranks,
+                           const char *what);
 
 /// Throws Error unless `dtype` is one collectives carry (F32, BF16); `what`
 /// names the collective.

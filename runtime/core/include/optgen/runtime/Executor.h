@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace optgen::runtime {
@@ -56,6 +57,9 @@ struct ExecutorSetup {
   int rank;
   std::vector<ExecutorParam> params;
   Communicator *communicator;
+  /// NonFinitePolicy::Skip: a step in which any rank's gradient holds a NaN
+  /// or an infinity computes and gathers nothing (lastStepSkipped()).
+  bool skipNonFinite = false;
   /// With shard groups (schedule->groupSize): the rank's group, where
   /// reduce-scatters and all-gathers run, and the ranks of its position in
   /// every group, where a reduce-scatter's part is averaged. Null without.
@@ -100,12 +104,36 @@ public:
   virtual void readState(size_t param, size_t state, float *values) const = 0;
   virtual void writeState(size_t param, size_t state, const float *values) = 0;
 
+  /// Whether it can skip steps with non-finite gradients
+  /// (ExecutorSetup::skipNonFinite); prepare() is not asked to otherwise.
+  virtual bool canSkipNonFinite() const { return false; }
+  /// Whether the last step was skipped, every rank agreeing.
+  virtual bool lastStepSkipped() const { return false; }
+
   /// Bytes of optimizer state held.
   virtual int64_t stateBytes() const = 0;
   /// Bytes this rank gave to and got from collectives in the last step.
   virtual int64_t bytesSent() const = 0;
   virtual int64_t bytesReceived() const = 0;
 };
+
+/// Where a unit is in a step; the primitives move it along, in this order
+/// (a Local unit is only computed). Every executor's units go so.
+enum class UnitPhase { Idle, Reducing, Reduced, Computed, Gathering, Done };
+
+/// The phase a unit of `kind` ends a step in: Done after its all-gather
+/// (Flat, Owned), else Computed.
+UnitPhase finalPhase(UnitKind kind);
+
+/// What a primitive that found unit `unit` ("unit 3 (flat)") in `phase`
+/// throws: "unit 3 (flat): compute while its reduction is in flight".
+std::string outOfOrder(const std::string &unit, const char *primitive,
+                       UnitPhase phase);
+
+/// What endStep() throws for a unit of `kind` left in `phase`: "the step
+/// left unit 3 (flat) incomplete: its all-gather was not waited for".
+std::string incompleteUnit(const std::string &unit, UnitKind kind,
+                           UnitPhase phase);
 
 /// Runs `schedule.program` on `executor` (the caller brackets it with
 /// beginStep() and endStep()).

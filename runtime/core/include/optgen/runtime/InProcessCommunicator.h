@@ -16,7 +16,8 @@
 // A rank that does not come to a collective within the patience given
 // (a rank that failed, or called another collective) makes every waiting
 // rank throw Error, as does a collective that differs between ranks (kind,
-// dtype or counts): an error, never a hang.
+// dtype or counts): an error, never a hang. abort() (a rank failing inside
+// a step) ends the meetings, not the process the ranks share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +28,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -79,6 +81,17 @@ private:
   std::string broken_; ///< why meetings end, once they do
   std::vector<Post> posts_;
 };
+
+/// Communicator::allGatherBytes for in-process ranks (host memory, on the
+/// host, whatever memory their collectives move): rank `rank` meets the
+/// others at `rendezvous` and copies every rank's `bytes` in rank order.
+void allGatherBytesInProcess(Rendezvous &rendezvous, int rank,
+                             const void *send, size_t bytes, void *recv);
+
+/// Communicator::abort for in-process ranks: the process is every rank's,
+/// so it is not ended; the meetings are (the other ranks' collectives
+/// throw Error naming `rank`), and this rank throws Error saying so.
+[[noreturn]] void abortInProcess(Rendezvous &rendezvous, int rank, int code);
 
 /// `size` host communicators of one process, rank r at index r, for the
 /// threads that step each rank. A rank that waits longer than `patience`

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -61,11 +62,29 @@ public:
   /// the distributed step), or checks the compiled one against the
   /// registered parameters and the world size, and has the executor
   /// allocate the state and everything else a step needs. Errors name the
-  /// parameter at fault.
+  /// parameter at fault. Under several ranks every rank calls it, and the
+  /// ranks agree (Agreement.h) that they hold the same parameters in the
+  /// same order, with the same shapes, dtypes and groups, the same spec and
+  /// the same plan: otherwise, or when it failed on any rank, it throws
+  /// AgreedError on every rank, naming the rank and the first difference.
   void finalize();
 
   /// One optimizer step with the gradients now in the registered memory.
+  /// Under several ranks, a step that fails on one rank cannot be
+  /// recovered (the others wait inside its collectives): the rank reports
+  /// the error on stderr and ends every rank (Communicator::abort).
   void step();
+
+  /// What a step does when a gradient holds a NaN or an infinity (the
+  /// spec's OptimizerSpec::onNonFinite unless set; before finalize()).
+  /// Skip needs an executor that can (the host's): a step in which any
+  /// rank's gradient is non-finite then leaves every parameter, state and
+  /// step count as it was, on every rank, and is counted.
+  void setNonFinitePolicy(NonFinitePolicy policy);
+  NonFinitePolicy nonFinitePolicy() const { return onNonFinite_; }
+  /// Steps skipped for non-finite gradients, and whether the last one was.
+  int64_t skippedSteps() const { return skipped_; }
+  bool lastStepSkipped() const { return lastSkipped_; }
 
   /// Sets a hyperparameter of a group; takes effect at the next step.
   void setHyper(const std::string &group, const std::string &name,
@@ -92,15 +111,33 @@ public:
   std::string describePlan() const;
   const OptimizerSpec &spec() const { return spec_; }
   const Communicator &communicator() const { return *communicator_; }
+  Communicator &communicator() { return *communicator_; }
   /// The step (after finalize()).
   const StepSchedule &schedule() const;
+  /// Fingerprints of the spec's tables (rules, their hyperparameters and
+  /// states, groups) and of the plan (each parameter's shape, group and
+  /// rule, whatever the number of ranks), as checkpoints store them (after
+  /// finalize()).
+  std::string specFingerprint() const;
+  std::string planFingerprint() const;
 
-  /// Writes / reads every parameter's state and step count (safetensors,
-  /// keyed by parameter name, so a checkpoint is independent of the plan
-  /// and of the executor's layout). Under a multi-rank communicator every
-  /// rank calls them: the sharded state is gathered to rank 0, which writes
-  /// it; every rank reads its part back, whatever the number of ranks that
-  /// saved it.
+  /// Writes / reads every parameter's state (each state tensor shaped as
+  /// its parameter when it has as many elements), step count and the
+  /// groups' hyperparameters (safetensors, keyed by parameter name, so a
+  /// checkpoint is independent of the plan and of the executor's layout),
+  /// with a format version, the fingerprints of the spec and the plan, and
+  /// a checksum of everything (docs/RELIABILITY.md). Under a multi-rank
+  /// communicator every rank calls them: the sharded state is gathered to
+  /// rank 0, which writes it; every rank reads its part back, whatever the
+  /// number of ranks that saved it.
+  ///
+  /// saveState() writes atomically: on failure the previous file is left
+  /// as it was. loadState() checks everything (format, checksum, spec,
+  /// parameters and shapes, step counts, hyperparameters) before it
+  /// changes anything: a refused file leaves the optimizer as it was, and
+  /// the error names the file and what differs. Under several ranks both
+  /// fail on every rank when they fail on one (AgreedError), and the ranks
+  /// must have read the same checkpoint.
   void saveState(const std::string &path);
   void loadState(const std::string &path);
 
@@ -114,7 +151,23 @@ private:
     std::vector<int64_t> heldRows, heldCols; ///< what this rank holds
     ElementRange part;                       ///< what this rank steps
     int64_t steps = 0;
+    size_t registered = 0; ///< its place in registration order
   };
+
+  /// finalize() on this rank alone.
+  void finalizeHere();
+  /// What the ranks compare at finalize() (JSON): the spec, the parameters
+  /// in registration order, the plan.
+  std::string agreementDescription() const;
+  /// The checkpoint's tables: the spec's structure and the plan (JSON).
+  std::string specJson() const;
+  std::string planJson() const;
+  std::string hypersJson() const;
+  /// How rank `rank`'s agreementDescription() differs from rank 0's.
+  static std::string explainDifference(const std::string &first,
+                                       const std::string &theirs, int rank);
+  /// The shape state `state` of parameter `param` is stored with.
+  std::vector<int64_t> storedStateShape(size_t param, size_t state) const;
 
   /// Checks the registered parameters against spec().plannedParams and
   /// binds them to their planned groups and rules.
@@ -150,7 +203,17 @@ private:
   std::unique_ptr<Communicator> groupCommunicator_, crossCommunicator_;
   StepSchedule schedule_;
   bool finalized_ = false;
+  NonFinitePolicy onNonFinite_ = NonFinitePolicy::Propagate;
+  int64_t skipped_ = 0;
+  bool lastSkipped_ = false;
 };
+
+/// The checksum an optimizer checkpoint stores as its "checksum" metadata:
+/// of its other metadata (by key) and of its tensors (by name: dtype, shape,
+/// bytes), 16 hex digits. For tools (and tests) that rewrite checkpoints.
+std::string checkpointChecksum(
+    const std::map<std::string, std::string> &metadata,
+    const std::map<std::string, TensorView> &tensors);
 
 } // namespace optgen::runtime
 

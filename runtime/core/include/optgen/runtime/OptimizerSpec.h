@@ -66,6 +66,9 @@ struct HyperSpec {
   bool isInt; ///< an int (or a tuple of ints) rather than floats
   bool hasDefault;
   std::vector<double> defaults;
+  /// An int the rule counts with (a table slice's bound, as `ns_steps` in
+  /// `polar_express[0 : ns_steps]`): setHyper() refuses a negative value.
+  bool nonNegative = false;
 };
 
 struct RuleSpec {
@@ -142,6 +145,15 @@ struct CompiledSchedule {
   int groupSize = 0;
 };
 
+/// What a step does when a gradient holds a NaN or an infinity.
+enum class NonFinitePolicy {
+  /// Nothing checks: the rule's math sees it (the default).
+  Propagate,
+  /// The step changes nothing (no parameter, no state, no step count) on
+  /// any rank and is counted, as AMP's GradScaler skips a step.
+  Skip,
+};
+
 struct OptimizerSpec {
   const char *name;
   std::vector<RuleSpec> rules;
@@ -156,6 +168,9 @@ struct OptimizerSpec {
   std::vector<PlannedParam> plannedParams = {};
   /// Set when the step was compiled too (--shapes and --world-size).
   std::optional<CompiledSchedule> compiledSchedule = std::nullopt;
+  /// The policy for non-finite gradients optimizers start with
+  /// (OptimizerFront::setNonFinitePolicy changes it).
+  NonFinitePolicy onNonFinite = NonFinitePolicy::Propagate;
 };
 
 } // namespace optgen::runtime

@@ -119,7 +119,8 @@ public:
 
   /// The complete file image.
   std::vector<unsigned char> serialize() const;
-  /// Writes serialize() to `path`; throws Error naming `path` on failure.
+  /// Writes serialize() to `path`, atomically (FileIO.h: a failure leaves
+  /// the previous file as it was); throws Error naming `path` on failure.
   void write(const std::string &path) const;
 
 private:

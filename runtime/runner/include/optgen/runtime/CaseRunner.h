@@ -18,9 +18,10 @@
 namespace optgen::runtime {
 
 /// The main() of a generated runner: parses --case, --out, --repeat,
-/// --report, --split-grads, --load-state and --save-state, and replays on a
-/// new optimizer per replay (under mpirun, a `distribute zero2` optimizer
-/// steps with all the ranks).
+/// --report, --split-grads, --load-state, --save-state, --save-at K DIR,
+/// --resume DIR and --fail-at-step K (for tests), and replays on a new
+/// optimizer per replay (under mpirun, a `distribute zero2` optimizer steps
+/// with all the ranks).
 int runnerMain(int argc, char **argv,
                const std::function<std::unique_ptr<OptimizerFront>()> &make);
 

@@ -1,0 +1,581 @@
+//===- ReliabilityTest.cpp - Atomic files, checked checkpoints ------------===//
+//
+// What docs/RELIABILITY.md promises on one rank: files are replaced
+// atomically (a failed write, as on a full disk, keeps the previous one);
+// a checkpoint is refused, with a message saying what differs, when it
+// comes from another spec, holds other shapes or parameters, a step count
+// that is none, or is corrupted or truncated, and a refused load changes
+// nothing; parameters without elements step; hyperparameters that cannot
+// be are refused. (Several ranks: MpiAgreementTest.cpp.)
+//
+//===----------------------------------------------------------------------===//
+
+#include "optgen/runtime/Optimizer.h"
+
+#include "optgen/runtime/Error.h"
+#include "optgen/runtime/FileIO.h"
+#include "optgen/runtime/Hash.h"
+#include "optgen/runtime/Safetensors.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/resource.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+using namespace optgen::runtime;
+
+namespace {
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// A fresh folder for one test.
+std::string folder(const std::string &name) {
+  std::string dir = testing::TempDir() + "/reliability-" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+/// What the test expects of an Error's message.
+template <typename F> std::string errorOf(F &&f) {
+  try {
+    f();
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+#define EXPECT_CONTAINS(text, part)                                           \
+  EXPECT_NE(std::string(text).find(part), std::string::npos)                   \
+      << "'" << (text) << "' does not contain '" << (part) << "'"
+
+TEST(HashTest, DependsOnTheBytesNotOnHowTheyCome) {
+  std::string text(1000, 'x');
+  for (size_t i = 0; i < text.size(); ++i)
+    text[i] = static_cast<char>(i * 7);
+  Hasher pieces;
+  for (size_t at = 0; at < text.size(); at += 13)
+    pieces.update(text.data() + at, std::min<size_t>(13, text.size() - at));
+  EXPECT_EQ(pieces.digest(), hash64(text));
+  std::string flipped = text;
+  flipped[500] ^= 1;
+  EXPECT_NE(hash64(flipped), hash64(text));
+  EXPECT_NE(hash64(text.substr(0, 999)), hash64(text));
+  EXPECT_EQ(hex64(0x1234), "0000000000001234");
+}
+
+TEST(FileIOTest, ReplacesAtomicallyAndLeavesNoTemporary) {
+  std::string dir = folder("atomic");
+  std::string path = dir + "/file";
+  writeFileAtomically(path, "first");
+  writeFileAtomically(path, "second, longer");
+  EXPECT_EQ(readFile(path), "second, longer");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                          std::filesystem::directory_iterator()),
+            1);
+  EXPECT_CONTAINS(errorOf([&] { writeFileAtomically(dir + "/no/file", "x"); }),
+                  "the folder '" + dir + "/no' does not exist");
+  EXPECT_CONTAINS(errorOf([&] { writeFileAtomically(dir, "x"); }),
+                  "is a folder");
+}
+
+TEST(FileIOTest, AFailedWriteKeepsThePreviousFile) {
+  // A full disk, as the file size limit makes it: write() fails part-way.
+  std::string dir = folder("full");
+  std::string path = dir + "/state";
+  writeFileAtomically(path, "the previous, good file");
+  std::string big(1 << 20, 'z');
+  struct rlimit old;
+  getrlimit(RLIMIT_FSIZE, &old);
+  auto handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 4096;
+  setrlimit(RLIMIT_FSIZE, &small);
+  std::string error = errorOf([&] { writeFileAtomically(path, big); });
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, handler);
+  EXPECT_CONTAINS(error, "'" + path + "': cannot write");
+  EXPECT_CONTAINS(error, "the previous file, if any, is unchanged");
+  EXPECT_EQ(readFile(path), "the previous, good file");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                          std::filesystem::directory_iterator()),
+            1);
+}
+
+TEST(FileIOTest, SameFileSeesThroughPaths) {
+  std::string dir = folder("same");
+  writeFileAtomically(dir + "/a", "a");
+  EXPECT_TRUE(sameFile(dir + "/a", dir + "/./a"));
+  EXPECT_TRUE(sameFile(dir + "/a", dir + "/../reliability-same/a"));
+  EXPECT_FALSE(sameFile(dir + "/a", dir + "/b"));
+  EXPECT_TRUE(sameFile(dir + "/new", dir + "/./new"));
+}
+
+//===----------------------------------------------------------------------===//
+// An optimizer to checkpoint
+//===----------------------------------------------------------------------===//
+
+/// p -= lr * (buf = momentum * buf + g); a second state `sq` of one row per
+/// matrix row (not shaped like the parameter).
+void stepSgd(const RuleCall &call) {
+  float lr = static_cast<float>(call.hypers[0]);
+  float momentum = static_cast<float>(call.hypers[1]);
+  for (int64_t i = 0; i < call.rows * call.cols; ++i) {
+    call.states[0][i] = momentum * call.states[0][i] + call.grad[i];
+    call.param[i] -= lr * call.states[0][i];
+    call.states[1][i / call.cols] += call.grad[i] * call.grad[i];
+  }
+}
+
+void statesSgd(const int64_t *shape, int rank, int64_t *rows, int64_t *cols) {
+  int64_t numel = 1;
+  for (int d = 0; d < rank; ++d)
+    numel *= shape[d];
+  rows[0] = rank == 2 ? shape[0] : 1;
+  cols[0] = rank == 2 ? shape[1] : numel;
+  rows[1] = rows[0];
+  cols[1] = 1;
+}
+
+OptimizerSpec sgdSpec(const char *name = "sgd", const char *state = "buf") {
+  OptimizerSpec spec;
+  spec.name = name;
+  spec.rules.push_back({"sgd",
+                        -1,
+                        {{"lr", 1, 0, false, false, {}},
+                         {"momentum", 1, 1, false, true, {0.5}},
+                         {"ns_steps", 1, 2, true, true, {5}, true}},
+                        {state, "sq"},
+                        statesSgd,
+                        stepSgd});
+  spec.groups.push_back({"all", 0, {"*"}, nullptr, {{"lr", {0.1}}}});
+  spec.distribution = Distribution::None;
+  spec.smallNumel = 0;
+  return spec;
+}
+
+struct Tensors {
+  std::vector<float> value, grad;
+  std::vector<int64_t> shape;
+};
+
+struct Model {
+  std::map<std::string, Tensors> params;
+  explicit Model(std::vector<std::pair<std::string, std::vector<int64_t>>> list) {
+    int seed = 1;
+    for (auto &[name, shape] : list) {
+      int64_t numel = 1;
+      for (int64_t d : shape)
+        numel *= d;
+      Tensors t{{}, {}, shape};
+      for (int64_t i = 0; i < numel; ++i) {
+        t.value.push_back(0.25f * static_cast<float>((i * 3 + seed) % 11));
+        t.grad.push_back(0.125f * static_cast<float>((i * 5 + seed) % 7) - 0.375f);
+      }
+      ++seed;
+      params[name] = std::move(t);
+    }
+  }
+  void addTo(OptimizerFront &opt) {
+    for (auto &[name, t] : params)
+      opt.addParameter(name, {t.value.data(), DType::F32, t.shape},
+                       {t.grad.data(), DType::F32, t.shape});
+  }
+};
+
+/// A checkpoint saved after two steps of `model` on `spec`.
+std::string saved(const std::string &path, Model model,
+                  OptimizerSpec spec = sgdSpec()) {
+  Optimizer opt(spec);
+  model.addTo(opt);
+  opt.finalize();
+  opt.step();
+  opt.step();
+  opt.saveState(path);
+  return path;
+}
+
+/// Rewrites the checkpoint at `path` through `edit` (of its metadata and
+/// tensors), with a checksum that fits again.
+void rewrite(const std::string &path,
+             const std::function<void(std::map<std::string, std::string> &,
+                                      std::map<std::string, Tensor> &)> &edit) {
+  SafetensorsFile file = SafetensorsFile::open(path);
+  std::map<std::string, std::string> metadata = file.metadata();
+  std::map<std::string, Tensor> tensors;
+  for (const std::string &name : file.names())
+    tensors[name] = Tensor::copyOf(file.view(name));
+  edit(metadata, tensors);
+  std::map<std::string, TensorView> views;
+  for (auto &[name, tensor] : tensors)
+    views[name] = tensor.view();
+  metadata["checksum"] = checkpointChecksum(metadata, views);
+  SafetensorsWriter writer;
+  for (auto &[key, value] : metadata)
+    writer.setMetadata(key, value);
+  for (auto &[name, tensor] : tensors)
+    writer.add(name, tensor.dtype, tensor.shape, tensor.bytes);
+  writer.write(path);
+}
+
+/// The state of `opt`, as its checkpoint bytes.
+std::string stateOf(Optimizer &opt, const std::string &dir) {
+  std::string path = dir + "/probe.safetensors";
+  opt.saveState(path);
+  return readFile(path);
+}
+
+TEST(CheckpointTest, StatesKeepTheirParametersShapes) {
+  std::string dir = folder("shapes");
+  std::string path = saved(dir + "/c.safetensors",
+                           Model({{"w", {2, 3}}, {"cube", {2, 2, 2}}}));
+  SafetensorsFile file = SafetensorsFile::open(path);
+  EXPECT_EQ(file.info("state/w/buf").shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(file.info("state/cube/buf").shape,
+            (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_EQ(file.info("state/w/sq").shape, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(file.info("step/w").dtype, DType::I64);
+  EXPECT_EQ(file.info("step/w").shape, std::vector<int64_t>{});
+  const auto &meta = file.metadata();
+  EXPECT_EQ(meta.at("format"), "optgen-optimizer-state");
+  EXPECT_EQ(meta.at("format_version"), "1");
+  EXPECT_EQ(meta.at("optimizer"), "sgd");
+  EXPECT_EQ(meta.at("checksum").size(), 16u);
+  EXPECT_EQ(meta.at("hyperparameters"),
+            "{\"all\":{\"lr\":[0.1],\"momentum\":[0.5],\"ns_steps\":[5]}}");
+  EXPECT_CONTAINS(meta.at("plan"), "[\"w\",[2,3],\"sgd\"]");
+}
+
+TEST(CheckpointTest, ResumesBitwiseWithHyperparametersAndSteps) {
+  std::string dir = folder("resume");
+  Model a({{"w", {2, 3}}, {"b", {5}}}), b = a;
+  Optimizer first(sgdSpec());
+  a.addTo(first);
+  first.finalize();
+  first.setHyper("all", "lr", 0.37);
+  first.step();
+  first.saveState(dir + "/c.safetensors");
+
+  Optimizer second(sgdSpec());
+  b.params = a.params;
+  b.addTo(second);
+  second.finalize();
+  second.loadState(dir + "/c.safetensors");
+  EXPECT_EQ(second.hyper("all", "lr"), 0.37);
+  EXPECT_EQ(second.stepCount("w"), 1);
+  for (int s = 0; s < 3; ++s) {
+    first.step();
+    second.step();
+  }
+  for (auto &[name, t] : a.params)
+    EXPECT_EQ(t.value, b.params[name].value) << name;
+  EXPECT_EQ(stateOf(first, dir), stateOf(second, dir));
+}
+
+/// Loads `path` into a fresh optimizer of `model` on `spec` that has
+/// stepped once: the error, and whether the state stayed as it was.
+std::pair<std::string, bool> refused(const std::string &path, Model model,
+                                     OptimizerSpec spec = sgdSpec()) {
+  Optimizer opt(spec);
+  model.addTo(opt);
+  opt.finalize();
+  opt.step();
+  std::string dir = std::filesystem::path(path).parent_path();
+  std::string before = stateOf(opt, dir);
+  std::string error = errorOf([&] { opt.loadState(path); });
+  return {error, stateOf(opt, dir) == before};
+}
+
+TEST(CheckpointTest, RefusesATransposedShapeOfEqualSize) {
+  std::string dir = folder("transposed");
+  std::string path = saved(dir + "/c.safetensors", Model({{"w", {2, 3}}}));
+  auto [error, unchanged] = refused(path, Model({{"w", {3, 2}}}));
+  EXPECT_EQ(error, "'" + path +
+                       "' is refused: parameter 'w' has shape [2, 3] in the "
+                       "checkpoint, [3, 2] here");
+  EXPECT_TRUE(unchanged);
+}
+
+TEST(CheckpointTest, RefusesAnotherOptimizersState) {
+  std::string dir = folder("other");
+  std::string path = saved(dir + "/c.safetensors", Model({{"w", {4}}}),
+                           sgdSpec("lion"));
+  EXPECT_EQ(refused(path, Model({{"w", {4}}})).first,
+            "'" + path +
+                "' is refused: it holds the state of optimizer 'lion', not "
+                "of 'sgd'");
+  path = saved(dir + "/d.safetensors", Model({{"w", {4}}}),
+               sgdSpec("sgd", "momentum_buffer"));
+  EXPECT_EQ(refused(path, Model({{"w", {4}}})).first,
+            "'" + path +
+                "' is refused: rule 'sgd' has states [buf, sq] here, "
+                "[momentum_buffer, sq] in the checkpoint");
+}
+
+TEST(CheckpointTest, RefusesAMissingOrAnExtraParameter) {
+  std::string dir = folder("missing");
+  std::string path = saved(dir + "/c.safetensors", Model({{"w", {4}}}));
+  auto [error, unchanged] = refused(path, Model({{"w", {4}}, {"b", {2}}}));
+  EXPECT_EQ(error, "'" + path +
+                       "' is refused: it holds no state for parameter 'b'");
+  EXPECT_TRUE(unchanged);
+  path = saved(dir + "/d.safetensors", Model({{"w", {4}}, {"b", {2}}}));
+  EXPECT_EQ(refused(path, Model({{"w", {4}}})).first,
+            "'" + path +
+                "' is refused: it holds parameter 'b', which this optimizer "
+                "does not have");
+}
+
+TEST(CheckpointTest, RefusesStepCountsThatAreNone) {
+  std::string dir = folder("steps");
+  Model model({{"a", {3}}, {"w", {4}}});
+  std::string path = saved(dir + "/c.safetensors", model);
+  rewrite(path, [](auto &, auto &tensors) {
+    int64_t negative = -3;
+    std::memcpy(tensors["step/w"].bytes.data(), &negative, 8);
+  });
+  auto [error, unchanged] = refused(path, model);
+  EXPECT_EQ(error, "'" + path +
+                       "' is refused: parameter 'w' has taken -3 steps, says "
+                       "the checkpoint: not a step count");
+  EXPECT_TRUE(unchanged) << "state/a comes before step/w: nothing may change";
+  for (double bad : {std::nan(""), 1e30, 2.5}) {
+    path = saved(dir + "/d.safetensors", model);
+    rewrite(path, [&](auto &, auto &tensors) {
+      Tensor step = Tensor::zeros(DType::F64, {});
+      std::memcpy(step.bytes.data(), &bad, 8);
+      tensors["step/w"] = step;
+    });
+    EXPECT_EQ(refused(path, model).first,
+              "'" + path +
+                  "' is refused: tensor 'step/w' is F64 [], but parameter "
+                  "'w' [4] needs I64 []");
+  }
+}
+
+TEST(CheckpointTest, RefusesCorruptedAndTruncatedFiles) {
+  std::string dir = folder("corrupt");
+  Model model({{"w", {2, 3}}});
+  std::string path = saved(dir + "/c.safetensors", model);
+  std::string bytes = readFile(path);
+  std::string flipped = bytes;
+  flipped[flipped.size() - 5] ^= 0x10;
+  writeFileAtomically(path, flipped);
+  auto [error, unchanged] = refused(path, model);
+  EXPECT_CONTAINS(error, "'" + path + "' is refused: it is corrupted");
+  EXPECT_TRUE(unchanged);
+  writeFileAtomically(path, bytes.substr(0, bytes.size() - 7));
+  EXPECT_CONTAINS(refused(path, model).first, "'" + path + "'");
+  writeFileAtomically(path, bytes.substr(0, 20));
+  EXPECT_CONTAINS(refused(path, model).first, "'" + path + "'");
+  SafetensorsWriter notOurs;
+  notOurs.setMetadata("steps", "3");
+  notOurs.write(path);
+  EXPECT_EQ(refused(path, model).first,
+            "'" + path +
+                "' is refused: its metadata has no 'format' (an optimizer "
+                "checkpoint of optgen has)");
+  path = saved(dir + "/d.safetensors", model);
+  rewrite(path, [](auto &meta, auto &) { meta["format_version"] = "2"; });
+  EXPECT_EQ(refused(path, model).first,
+            "'" + path +
+                "' is refused: it is format version '2'; this optgen reads "
+                "version 1");
+}
+
+TEST(CheckpointTest, RefusesHyperparametersTheGroupCannotTake) {
+  std::string dir = folder("hypers");
+  Model model({{"w", {4}}});
+  std::string path = saved(dir + "/c.safetensors", model);
+  rewrite(path, [](auto &meta, auto &) {
+    meta["hyperparameters"] =
+        "{\"all\":{\"lr\":[0.1],\"momentum\":[0.5],\"ns_steps\":[-1]}}";
+  });
+  EXPECT_EQ(refused(path, model).first,
+            "'" + path +
+                "' is refused: hyperparameter 'ns_steps' of group 'all' is "
+                "-1, which it cannot take");
+}
+
+TEST(CheckpointTest, AFailedSaveKeepsThePreviousCheckpoint) {
+  std::string dir = folder("save");
+  Model model({{"w", {4}}});
+  Optimizer opt(sgdSpec());
+  model.addTo(opt);
+  opt.finalize();
+  EXPECT_EQ(errorOf([&] { opt.saveState(dir + "/missing/c.safetensors"); }),
+            "'" + dir + "/missing/c.safetensors': cannot write: the folder '" +
+                dir + "/missing' does not exist");
+  std::string path = dir + "/c.safetensors";
+  opt.saveState(path);
+  std::string good = readFile(path);
+  opt.step();
+  struct rlimit old;
+  getrlimit(RLIMIT_FSIZE, &old);
+  auto handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 64;
+  setrlimit(RLIMIT_FSIZE, &small);
+  std::string error = errorOf([&] { opt.saveState(path); });
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, handler);
+  EXPECT_CONTAINS(error, "cannot write");
+  EXPECT_EQ(readFile(path), good);
+}
+
+TEST(ReliabilityTest, ParametersWithoutElementsStep) {
+  for (std::vector<int64_t> empty :
+       {std::vector<int64_t>{0, 8}, {8, 0}, {0}, {2, 0, 3}}) {
+    std::string dir = folder("empty");
+    Model model({{"w", {2, 3}}}), reference = model;
+    Optimizer opt(sgdSpec()), alone(sgdSpec());
+    opt.addParameter("empty", {nullptr, DType::F32, empty},
+                     {nullptr, DType::F32, empty});
+    model.addTo(opt);
+    reference.addTo(alone);
+    opt.finalize();
+    alone.finalize();
+    opt.step();
+    alone.step();
+    EXPECT_EQ(model.params["w"].value, reference.params["w"].value);
+    EXPECT_EQ(opt.stepCount("empty"), 1);
+    opt.saveState(dir + "/c.safetensors");
+    opt.loadState(dir + "/c.safetensors");
+  }
+}
+
+TEST(ReliabilityTest, HyperparametersMustBeValuesTheRuleCanTake) {
+  Optimizer opt(sgdSpec());
+  EXPECT_EQ(errorOf([&] { opt.setHyper("all", "lr", std::nan("")); }),
+            "hyperparameter 'lr' of group 'all' is nan: hyperparameters are "
+            "finite numbers");
+  EXPECT_EQ(errorOf([&] { opt.setHyper("all", "ns_steps", 1e30); }),
+            "hyperparameter 'ns_steps' of group 'all' is an int (within "
+            "2^53), not 1e+30");
+  EXPECT_EQ(errorOf([&] { opt.setHyper("all", "ns_steps", 2.5); }),
+            "hyperparameter 'ns_steps' of group 'all' is an int (within "
+            "2^53), not 2.5");
+  EXPECT_EQ(errorOf([&] { opt.setHyper("all", "ns_steps", -1); }),
+            "hyperparameter 'ns_steps' of group 'all' is -1: it counts "
+            "(bounds a slice of a table), so it is at least 0");
+  opt.setHyper("all", "ns_steps", 0);
+  EXPECT_EQ(opt.hyper("all", "ns_steps"), 0);
+}
+
+/// The state of `opt` as its checkpoint's tensors (name, bytes).
+std::map<std::string, std::vector<unsigned char>>
+stateTensors(Optimizer &opt, const std::string &dir) {
+  std::string path = dir + "/tensors.safetensors";
+  opt.saveState(path);
+  SafetensorsFile file = SafetensorsFile::open(path);
+  std::map<std::string, std::vector<unsigned char>> tensors;
+  for (const std::string &name : file.names())
+    tensors[name] = Tensor::copyOf(file.view(name)).bytes;
+  return tensors;
+}
+
+TEST(NonFiniteTest, ByDefaultANaNReachesTheParameter) {
+  Model model({{"w", {2, 3}}});
+  Optimizer opt(sgdSpec());
+  model.addTo(opt);
+  opt.finalize();
+  model.params["w"].grad[4] = std::nanf("");
+  opt.step();
+  EXPECT_TRUE(std::isnan(model.params["w"].value[4]));
+  EXPECT_EQ(opt.skippedSteps(), 0);
+}
+
+TEST(NonFiniteTest, ASkippedStepChangesNothingAndIsCounted) {
+  for (DType dtype : {DType::F32, DType::BF16}) {
+    for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+      std::string dir = folder("skip");
+      Model model({{"w", {2, 3}}, {"b", {5}}}), reference = model;
+      // BF16 copies of the tensors, when asked.
+      auto add = [&](Optimizer &opt, Model &m,
+                     std::map<std::string, std::vector<uint16_t>> &bits) {
+        for (auto &[name, t] : m.params) {
+          if (dtype == DType::F32) {
+            opt.addParameter(name, {t.value.data(), DType::F32, t.shape},
+                             {t.grad.data(), DType::F32, t.shape});
+            continue;
+          }
+          auto &pb = bits[name + "/p"], &gb = bits[name + "/g"];
+          pb.resize(t.value.size());
+          gb.resize(t.grad.size());
+          convertElements(t.value.data(), DType::F32, pb.data(), DType::BF16,
+                          static_cast<int64_t>(pb.size()));
+          convertElements(t.grad.data(), DType::F32, gb.data(), DType::BF16,
+                          static_cast<int64_t>(gb.size()));
+          opt.addParameter(name, {pb.data(), DType::BF16, t.shape},
+                           {gb.data(), DType::BF16, t.shape});
+        }
+      };
+      std::map<std::string, std::vector<uint16_t>> bits, referenceBits;
+      Optimizer opt(sgdSpec()), alone(sgdSpec());
+      opt.setNonFinitePolicy(NonFinitePolicy::Skip);
+      add(opt, model, bits);
+      add(alone, reference, referenceBits);
+      opt.finalize();
+      alone.finalize();
+      opt.step();
+      alone.step();
+      auto before = stateTensors(opt, dir);
+      auto values = bits;
+      std::vector<float> w = model.params["w"].value;
+      // One bad element in one gradient.
+      if (dtype == DType::F32) {
+        model.params["b"].grad[3] = bad;
+      } else {
+        convertElements(&bad, DType::F32, &bits["b/g"][3], DType::BF16, 1);
+      }
+      opt.step();
+      EXPECT_TRUE(opt.lastStepSkipped());
+      EXPECT_EQ(opt.skippedSteps(), 1);
+      EXPECT_EQ(opt.stepCount("w"), 1);
+      EXPECT_TRUE(stateTensors(opt, dir) == before) << "the state changed";
+      EXPECT_EQ(model.params["w"].value, w);
+      if (dtype == DType::BF16) {
+        EXPECT_EQ(bits["w/p"], values["w/p"]);
+      }
+      // Good gradients again: as if the bad step never was.
+      if (dtype == DType::F32)
+        model.params["b"].grad[3] = reference.params["b"].grad[3];
+      else
+        bits["b/g"][3] = referenceBits["b/g"][3];
+      opt.step();
+      alone.step();
+      EXPECT_FALSE(opt.lastStepSkipped());
+      EXPECT_EQ(opt.stepCount("w"), 2);
+      if (dtype == DType::F32)
+        for (auto &[name, t] : model.params)
+          EXPECT_EQ(t.value, reference.params[name].value) << name;
+      else
+        for (auto &[name, t] : bits)
+          EXPECT_EQ(t, referenceBits[name]) << name;
+      // The count survives a checkpoint.
+      opt.saveState(dir + "/c.safetensors");
+      Model other = model;
+      Optimizer resumed(sgdSpec());
+      resumed.setNonFinitePolicy(NonFinitePolicy::Skip);
+      other.addTo(resumed);
+      resumed.finalize();
+      resumed.loadState(dir + "/c.safetensors");
+      EXPECT_EQ(resumed.skippedSteps(), 1);
+    }
+  }
+}
+
+} // namespace
