@@ -259,15 +259,27 @@ TEST(Safetensors, RejectsHostileFiles) {
   for (char c : std::string("{}      "))
     pastEnd.push_back(static_cast<unsigned char>(c));
   const std::vector<Case> cases = {
-      {"empty", {}, "file is 0 bytes, shorter than the 8-byte header length"},
-      {"short", Bytes(7, 0), "file is 7 bytes, shorter than the 8-byte"},
+      {"empty", {},
+       "not a safetensors file: it is 0 bytes, shorter than the 8-byte "
+       "header length"},
+      {"short", Bytes(7, 0), "not a safetensors file: it is 7 bytes"},
       {"huge-length", hugeLength,
-       "header length 1099511627776 exceeds the limit of 104857600 bytes"},
+       "not a safetensors file, or a damaged one: a safetensors file begins "
+       "with the length of its JSON header in 8 bytes, and this one's, "
+       "'\\x00\\x00\\x00\\x00\\x00\\x01\\x00\\x00', give a header length "
+       "1099511627776 that exceeds the limit of 104857600 bytes"},
       {"max-length", maxLength,
-       "header length 18446744073709551615 exceeds the limit"},
+       "give a header length 18446744073709551615 that exceeds the limit"},
       {"past-end", pastEnd,
-       "header length 104857600 runs past the end of the "
+       "give a header length 104857600 that runs past the end of the "
        "file (8 + 104857600 > 16 bytes)"},
+      // What a user gets for a file of text (the issue that asked for it:
+      // "header length 7954878066620047395 exceeds the limit").
+      {"text", Bytes{'{', '"', 'l', 'o', 's', 's', '"', ':', ' ', '1', '}'},
+       "not a safetensors file, or a damaged one: a safetensors file begins "
+       "with the length of its JSON header in 8 bytes, and this one's, "
+       "'{\"loss\":', give a header length 4189037543035773563 that exceeds "
+       "the limit"},
       {"not-json", fileWithHeader("{\"a\":", 0),
        "header: invalid JSON at byte 5: expected a JSON value"},
       {"array", fileWithHeader("[]", 0), "header is an array, not an object"},

@@ -40,20 +40,39 @@ static uint64_t readLittleEndian64(const unsigned char *bytes) {
   return value;
 }
 
-/// Checks the header length `headerLength` read from the first 8 bytes of a
-/// file of `fileSize` bytes.
-static void checkHeaderLength(const std::string &source, uint64_t headerLength,
+/// Checks the header length read from `lengthBytes`, the first 8 bytes of
+/// a file of `fileSize` bytes. A length that cannot be right is what a file
+/// that is not safetensors at all gives, so the error says that first, and
+/// shows the bytes.
+static void checkHeaderLength(const std::string &source,
+                              const unsigned char *lengthBytes,
                               uint64_t fileSize) {
+  uint64_t headerLength = readLittleEndian64(lengthBytes);
+  std::string problem;
   if (headerLength > kMaxSafetensorsHeaderBytes)
-    fail(source, "header length " + std::to_string(headerLength) +
-                     " exceeds the limit of " +
-                     std::to_string(kMaxSafetensorsHeaderBytes) +
-                     " bytes (100 MiB)");
-  if (8 + headerLength > fileSize)
-    fail(source, "header length " + std::to_string(headerLength) +
-                     " runs past the end of the file (8 + " +
-                     std::to_string(headerLength) + " > " +
-                     std::to_string(fileSize) + " bytes)");
+    problem = "exceeds the limit of " +
+              std::to_string(kMaxSafetensorsHeaderBytes) + " bytes (100 MiB)";
+  else if (8 + headerLength > fileSize)
+    problem = "runs past the end of the file (8 + " +
+              std::to_string(headerLength) + " > " + std::to_string(fileSize) +
+              " bytes)";
+  else
+    return;
+  fail(source,
+       "not a safetensors file, or a damaged one: a safetensors file begins "
+       "with the length of its JSON header in 8 bytes, and this one's, " +
+           quoteForMessage(std::string_view(
+               reinterpret_cast<const char *>(lengthBytes), 8)) +
+           ", give a header length " + std::to_string(headerLength) +
+           " that " + problem);
+}
+
+/// Checks that a file of `size` bytes can hold the 8-byte header length.
+static void checkFileSize(const std::string &source, uint64_t size) {
+  if (size < 8)
+    fail(source, "not a safetensors file: it is " + std::to_string(size) +
+                     " bytes, shorter than the 8-byte header length a "
+                     "safetensors file begins with");
 }
 
 //===----------------------------------------------------------------------===//
@@ -86,13 +105,11 @@ uint64_t SafetensorsFile::readHeader(const std::string &path,
   in.open(path, std::ios::binary);
   if (!in)
     fail(path, std::string("cannot open: ") + std::strerror(errno));
-  if (fileSize < 8)
-    fail(path, "file is " + std::to_string(fileSize) +
-                   " bytes, shorter than the 8-byte header length");
+  checkFileSize(path, fileSize);
   unsigned char lengthBytes[8];
   readExactly(path, in, lengthBytes, 8, "header length");
+  checkHeaderLength(path, lengthBytes, fileSize);
   uint64_t headerLength = readLittleEndian64(lengthBytes);
-  checkHeaderLength(path, headerLength, fileSize);
   std::string header(headerLength, '\0');
   readExactly(path, in, header.data(), headerLength, "header");
 
@@ -124,11 +141,9 @@ SafetensorsFile SafetensorsFile::openHeader(const std::string &path) {
 SafetensorsFile
 SafetensorsFile::fromBytes(const std::vector<unsigned char> &bytes,
                            const std::string &source) {
-  if (bytes.size() < 8)
-    fail(source, "file is " + std::to_string(bytes.size()) +
-                     " bytes, shorter than the 8-byte header length");
+  checkFileSize(source, bytes.size());
+  checkHeaderLength(source, bytes.data(), bytes.size());
   uint64_t headerLength = readLittleEndian64(bytes.data());
-  checkHeaderLength(source, headerLength, bytes.size());
   SafetensorsFile file;
   file.source_ = source;
   const unsigned char *header = bytes.data() + 8;
