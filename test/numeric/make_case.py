@@ -25,15 +25,15 @@ default.
     these parameters, each with every hyperparameter of its rule set to the
     value the spec gives it (the group's setting or the rule's default): a
     case to fill in, whose values replay exactly as the spec's own groups.
-    It runs OPTGEN (default: optgen on the PATH, or build/bin/optgen) with
-    the given -D options.
+    It runs `OPTGEN case new` (default: optgen on the PATH, or
+    build/bin/optgen) with the given -D options, which writes such a case
+    for a model's shapes file directly.
 """
 
 import argparse
 import json
 import os
 import random
-import re
 import shutil
 import struct
 import subprocess
@@ -82,88 +82,27 @@ def explicit_groups(specs, names):
     return groups
 
 
-def shortest_f32(text):
-    """The shortest decimal that reads back as the same f32 as `text` (the
-    compiler prints f32 attributes with nine digits: 0.899999976 is 0.9)."""
-    value = float(text)
-    single = struct.unpack("<f", struct.pack("<f", value))[0]
-    for digits in range(1, 10):
-        candidate = float(f"{single:.{digits}g}")
-        if struct.unpack("<f", struct.pack("<f", candidate))[0] == single:
-            return candidate
-    return single
-
-
-def attribute_value(text):
-    """A hyperparameter attribute as the compiler prints it: `5 : i64`,
-    `1.000000e-03 : f32` or `[0.899999976 : f32, 9.990000e-01 : f32]`."""
-    text = text.strip()
-    if text.startswith("["):
-        return [attribute_value(e) for e in text[1:-1].split(",")]
-    number, _, kind = text.partition(":")
-    if kind.strip().startswith("i"):
-        return int(number)
-    return shortest_f32(number)
-
-
-def spec_groups(args, case):
-    """The groups the spec makes for the case's parameters, read from the
-    planned IR (`optgen compile --shapes CASE --emit=planned`)."""
+def spec_groups(args, shapes):
+    """The groups the spec makes for the parameters of the safetensors file
+    `shapes`: those of the case `optgen case new` writes for them."""
     optgen = args.optgen or shutil.which("optgen")
     if not optgen:
         here = os.path.dirname(os.path.abspath(__file__))
         optgen = os.path.join(here, "..", "..", "build", "bin", "optgen")
-    command = [optgen, "compile", args.spec, "--shapes", case,
-               "--emit=planned"]
-    for define in args.D:
-        command += ["-D", define]
-    compiled = subprocess.run(command, capture_output=True, text=True)
-    if compiled.returncode != 0:
-        sys.stderr.write(compiled.stderr)
-        raise SystemExit(f"make_case.py: {' '.join(command)} failed")
-
-    hypers = {}        # rule -> [(name, value)], in declaration order
-    rule = None
-    groups = {}        # group -> (rule, {setting: value}), in spec order
-    bound = {}         # group -> [parameter]
-    for line in compiled.stdout.splitlines():
-        match = re.match(r"\s*optgen\.rule @(\w+) inputs", line)
-        if match:
-            rule = match.group(1) if "optgen.specializes" not in line else None
-            if rule:
-                hypers[rule] = []
-            continue
-        match = re.match(r'\s*%\S+ = optgen\.hyper "(\w+)"(?: default\((.*)\))? :', line)
-        if match and rule:
-            default = match.group(2)
-            hypers[rule].append(
-                (match.group(1),
-                 attribute_value(default) if default is not None else None))
-            continue
-        match = re.match(r"\s*optgen\.group @(\w+) = @(\w+) match \[.*?\] \{(.*?)\}",
-                         line)
-        if match:
-            settings = {}
-            for setting in re.findall(r"(\w+) = (\[[^\]]*\]|[^,]+)",
-                                      match.group(3)):
-                settings[setting[0]] = attribute_value(setting[1])
-            groups[match.group(1)] = (match.group(2), settings)
-            continue
-        match = re.match(r'\s*optgen\.param "([^"]+)" \[.*\] -> @(\w+)', line)
-        if match:
-            bound.setdefault(match.group(2), []).append(match.group(1))
-
-    result = []
-    for name, (rule, settings) in groups.items():
-        if name not in bound:
-            continue
-        group = {"kind": rule, "params": bound[name]}
-        for hyper, default in hypers[rule]:
-            value = settings.get(hyper, default)
-            if value is not None:
-                group[hyper] = value
-        result.append(group)
-    return result
+    with tempfile.TemporaryDirectory() as tmp:
+        written = os.path.join(tmp, "case.safetensors")
+        command = [optgen, "case", "new", args.spec, "--shapes", shapes,
+                   "-o", written, "--steps", "1"]
+        for define in args.D:
+            command += ["-D", define]
+        compiled = subprocess.run(command, capture_output=True, text=True)
+        if compiled.returncode != 0:
+            sys.stderr.write(compiled.stderr)
+            raise SystemExit(f"make_case.py: {' '.join(command)} failed")
+        with open(written, "rb") as f:
+            (length,) = struct.unpack("<Q", f.read(8))
+            metadata = json.loads(f.read(length)).get("__metadata__", {})
+    return json.loads(metadata.get("groups", "[]"))
 
 
 def main():

@@ -166,9 +166,10 @@ int optgen::runCaseOnInterpreter(OptimizerOp optimizer,
                                  const std::string &casePath,
                                  const std::string &outPath,
                                  const std::string &reportPath, int repeat,
-                                 bool skipNonFinite) {
+                                 bool skipNonFinite, double tolerance) {
   runtime::CaseOptions options;
   options.skipNonFinite = skipNonFinite;
+  options.tolerance = tolerance;
   options.casePath = casePath;
   options.outPath = outPath;
   options.reportPath = reportPath;

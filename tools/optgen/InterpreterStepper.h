@@ -16,11 +16,12 @@
 namespace optgen {
 
 /// Replays the case at `casePath` on the interpreter of `optimizer`; see
-/// optgen::runtime::runCase. Returns the process exit code.
+/// optgen::runtime::runCase (`tolerance`: CaseOptions::tolerance). Returns
+/// the process exit code (optgen/runtime/ExitCodes.h).
 int runCaseOnInterpreter(OptimizerOp optimizer, const std::string &casePath,
                          const std::string &outPath,
                          const std::string &reportPath, int repeat,
-                         bool skipNonFinite);
+                         bool skipNonFinite, double tolerance);
 
 } // namespace optgen
 

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "InterpreterStepper.h"
+#include "NewCase.h"
 
 #include "dialect/OptgenDialect.h"
 #include "optgen/Driver/Emission.h"
@@ -21,6 +22,7 @@
 #include "optgen/Driver/Spec.h"
 #include "optgen/Frontend/MLIRGen.h"
 #include "optgen/Pipelines/Pipelines.h"
+#include "optgen/runtime/ExitCodes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -28,6 +30,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -39,9 +42,14 @@
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
+#include <cmath>
 
 using namespace llvm;
 using namespace optgen;
+using runtime::ExitFailure;
+using runtime::ExitSpecError;
+using runtime::ExitSuccess;
+using runtime::ExitUsage;
 
 namespace {
 
@@ -58,6 +66,29 @@ cl::SubCommand explainCommand(
     "explain", "Show the plan of a distributed step: per rank what it "
                "updates, its optimizer state, its traffic");
 
+cl::SubCommand caseCommand(
+    "case", "Write a case to fill in: 'optgen case new SPEC --shapes "
+            "MODEL.safetensors -o CASE.safetensors' (random values, the "
+            "spec's groups with every hyperparameter)");
+
+cl::list<std::string> caseWords(cl::Positional, cl::OneOrMore,
+                                cl::desc("new <spec.opt>"),
+                                cl::sub(caseCommand), cl::cat(optgenCategory));
+cl::opt<int64_t> caseSteps("steps",
+                           cl::desc("Steps of the case: a gradient each"),
+                           cl::value_desc("S"), cl::init(3),
+                           cl::sub(caseCommand), cl::cat(optgenCategory));
+cl::opt<uint64_t> caseSeed("seed",
+                           cl::desc("Seed of the random values (the same "
+                                    "seed, the same case)"),
+                           cl::value_desc("N"), cl::init(0),
+                           cl::sub(caseCommand), cl::cat(optgenCategory));
+cl::opt<double> caseGradScale(
+    "grad-scale",
+    cl::desc("Standard deviation of the gradients (parameters: 1)"),
+    cl::value_desc("X"), cl::init(0.1), cl::sub(caseCommand),
+    cl::cat(optgenCategory));
+
 cl::opt<std::string> specFile(cl::Positional,
                               cl::desc("<spec.opt> (explain: or optgen IR, "
                                        "a .mlir file with a schedule)"),
@@ -70,7 +101,7 @@ cl::opt<std::string> outputFile(
     cl::desc("Write the output to FILE (default: standard output); with "
              "--target, FILE is the directory the generated files go to"),
     cl::value_desc("FILE"), cl::init("-"), cl::sub(compileCommand),
-    cl::cat(optgenCategory));
+    cl::sub(caseCommand), cl::cat(optgenCategory));
 
 enum class Stage { AST, MLIR, Planned, Kernels, Executable, Code };
 cl::opt<Stage> emit(
@@ -115,7 +146,7 @@ cl::list<std::string>
                      "literals, e.g. -D compute=f32)"),
             cl::value_desc("NAME=VALUE"), cl::Prefix, cl::sub(compileCommand),
             cl::sub(runCommand), cl::sub(explainCommand),
-            cl::cat(optgenCategory));
+            cl::sub(caseCommand), cl::cat(optgenCategory));
 
 cl::opt<std::string> caseFile(
     "case",
@@ -175,6 +206,12 @@ cl::opt<bool> skipNonFinite(
              "nothing and is counted (the report's skipped_steps); by "
              "default the rule's math sees it"),
     cl::sub(runCommand), cl::cat(optgenCategory));
+cl::opt<double> tolerance(
+    "tolerance",
+    cl::desc("Fail (exit 4) when a parameter's update error against the "
+             "case's expect/ tensors is above X; the case must have them"),
+    cl::value_desc("X"), cl::init(-1), cl::sub(runCommand),
+    cl::cat(optgenCategory));
 cl::opt<bool> force(
     "force",
     cl::desc("With -o DIR: replace files there that optgen did not write"),
@@ -192,7 +229,7 @@ cl::opt<std::string> shapesFile(
              "header (a model, or a case's param/<name> tensors) so that the "
              "plan is fixed in the generated code"),
     cl::value_desc("FILE.safetensors"), cl::sub(compileCommand),
-    cl::sub(explainCommand), cl::cat(optgenCategory));
+    cl::sub(explainCommand), cl::sub(caseCommand), cl::cat(optgenCategory));
 
 cl::opt<int> worldSize(
     "world-size",
@@ -400,8 +437,14 @@ std::optional<runtime::Machine> simulatedMachine() {
   return machine;
 }
 
+/// What a failed compile exits with: the spec's error unless compileBuffer
+/// says otherwise (a part of a split file may fail either way; the last
+/// failure is reported).
+runtime::ExitCode compileFailure = ExitSpecError;
+
 /// Compiles one spec buffer (the whole file, or one part of a split file):
-/// each stage is the previous one with its pipeline applied.
+/// each stage is the previous one with its pipeline applied. A failure that
+/// is not the spec's sets compileFailure.
 LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
                             raw_ostream &os) {
   mlir::MLIRContext context;
@@ -422,7 +465,10 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
     handler =
         std::make_unique<mlir::SourceMgrDiagnosticHandler>(sourceMgr, &context);
   }
-  auto finish = [&](LogicalResult result) {
+  auto finish = [&](LogicalResult result,
+                    runtime::ExitCode code = ExitSpecError) {
+    if (failed(result))
+      compileFailure = code;
     return verifier ? verifier->verify() : result;
   };
 
@@ -456,7 +502,7 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
   if (emit == Stage::Planned) {
     if (shapesFile.empty()) {
       WithColor::error(errs(), "optgen") << "--emit=planned needs --shapes\n";
-      return finish(failure());
+      return finish(failure(), ExitUsage);
     }
     printIR(*module, os);
     return finish(success());
@@ -468,7 +514,7 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
   if (!shapesFile.empty() && parsedShardGroup() == -1) {
     std::optional<runtime::Machine> machine = simulatedMachine();
     if (!machine)
-      return finish(failure());
+      return finish(failure(), ExitUsage);
     for (OptimizerOp optimizer : module->getOps<OptimizerOp>())
       if (failed(chooseShardGroup(optimizer, worldSize, *machine)))
         return finish(failure());
@@ -486,7 +532,7 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
 
   if (target == Target::None) {
     WithColor::error(errs(), "optgen") << "--emit=code needs --target\n";
-    return finish(failure());
+    return finish(failure(), ExitUsage);
   }
   GeneratedFiles files;
   const MemoryBuffer *specBuffer = sourceMgr.getMemoryBuffer(specId);
@@ -495,7 +541,7 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
                  : emitCpuFiles(*module, specBuffer, files)))
     return finish(failure());
   if (outputFile != "-")
-    return finish(writeFiles(outputFile, files, force));
+    return finish(writeFiles(outputFile, files, force), ExitFailure);
   printFiles(files, os);
   return finish(success());
 }
@@ -505,24 +551,24 @@ int compile() {
     emit = Stage::Code;
   std::optional<int> group = parsedShardGroup();
   if (!group)
-    return 1;
+    return ExitUsage;
   if (*group && (worldSize < 1 || shapesFile.empty())) {
     WithColor::error(errs(), "optgen")
         << "--shard-group needs --shapes and --world-size\n";
-    return 1;
+    return ExitUsage;
   }
   if (*group < 0 && (emit == Stage::Planned || emit == Stage::AST ||
                      emit == Stage::MLIR)) {
     WithColor::error(errs(), "optgen")
         << "--shard-group auto counts the work of the lowered rules: it "
            "applies from --emit=kernels on\n";
-    return 1;
+    return ExitUsage;
   }
   std::string message;
   std::unique_ptr<MemoryBuffer> input = mlir::openInputFile(specFile, &message);
   if (!input) {
     WithColor::error(errs(), "optgen") << message << "\n";
-    return 1;
+    return ExitFailure;
   }
   bool toDirectory = emit == Stage::Code && outputFile != "-";
   bool toFile = !toDirectory && outputFile != "-";
@@ -534,7 +580,7 @@ int compile() {
       WithColor::error(errs(), "optgen")
           << "-o '" << outputFile << "' is the file '" << in
           << "' it reads: an output never overwrites an input\n";
-      return 1;
+      return ExitUsage;
     }
   }
   // Into memory, then replacing the file at once: a failed compile leaves
@@ -550,10 +596,10 @@ int compile() {
   if (!toFile) {
     outs() << text;
     outs().flush();
-    return failed(result) ? 1 : 0;
+    return failed(result) ? compileFailure : ExitSuccess;
   }
   if (failed(result))
-    return 1;
+    return compileFailure;
   if (Error error = writeToOutput(outputFile, [&](raw_ostream &out) {
         out << text;
         return Error::success();
@@ -561,23 +607,23 @@ int compile() {
     WithColor::error(errs(), "optgen") << "cannot write '" << outputFile
                                        << "': " << toString(std::move(error))
                                        << "\n";
-    return 1;
+    return ExitFailure;
   }
-  return 0;
+  return ExitSuccess;
 }
 
 int explain() {
   std::optional<runtime::Machine> machine;
   if (simulate && !(machine = simulatedMachine()))
-    return 1;
+    return ExitUsage;
   if (worldSize < 0) {
     WithColor::error(errs(), "optgen") << "--world-size must be positive\n";
-    return 1;
+    return ExitUsage;
   }
   // Optgen IR (a compiled stage, possibly edited) carries its schedule.
   std::optional<int> group = parsedShardGroup();
   if (!group)
-    return 1;
+    return ExitUsage;
   bool fromIR = StringRef(specFile).ends_with(".mlir");
   if (fromIR && (!shapesFile.empty() || worldSize || !defines.empty() ||
                  *group)) {
@@ -585,25 +631,25 @@ int explain() {
         << "'" << specFile
         << "' is optgen IR, which carries its schedule: --shapes, "
            "--world-size, --shard-group and -D apply to specs\n";
-    return 1;
+    return ExitUsage;
   }
   if (*group && (shapesFile.empty() || worldSize < 1)) {
     WithColor::error(errs(), "optgen")
         << "--shard-group needs --shapes and --world-size\n";
-    return 1;
+    return ExitUsage;
   }
   if (*group < 0 && !machine && !(machine = simulatedMachine()))
-    return 1;
+    return ExitUsage;
   std::unique_ptr<LoadedSpec> loaded =
       fromIR ? loadIR(specFile) : loadSpec(specFile, defines, shapesFile);
   if (!loaded)
-    return 1;
+    return ExitSpecError;
   mlir::ModuleOp module = *loaded->module;
   auto optimizers = module.getOps<OptimizerOp>();
   if (optimizers.empty()) {
     WithColor::error(errs(), "optgen")
         << "'" << specFile << "' holds no optimizer\n";
-    return 1;
+    return ExitSpecError;
   }
   OptimizerOp optimizer = *optimizers.begin();
   std::optional<double> planSeconds;
@@ -613,27 +659,27 @@ int explain() {
       if (simulate) {
         WithColor::error(errs(), "optgen")
             << "--simulate needs --shapes (and --world-size)\n";
-        return 1;
+        return ExitUsage;
       }
       printDistributionPolicy(optimizer, outs());
-      return 0;
+      return ExitSuccess;
     }
     // Folded, every state has a known size.
     auto start = std::chrono::steady_clock::now();
     if (failed(plan(module, /*minWorldSize=*/1)))
-      return 1;
+      return ExitSpecError;
     planSeconds = std::chrono::duration<double>(
                       std::chrono::steady_clock::now() - start)
                       .count();
     if (failed(lowerToKernels(module)))
-      return 1;
+      return ExitSpecError;
     if (*group < 0) {
       // Choosing the group is part of planning.
       auto choosing = std::chrono::steady_clock::now();
       FailureOr<SmallVector<ShardGroupChoice>> choices =
           chooseShardGroup(optimizer, worldSize, *machine);
       if (failed(choices))
-        return 1;
+        return ExitSpecError;
       *planSeconds += std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - choosing)
                           .count();
@@ -665,12 +711,12 @@ int explain() {
         << optimizer.getSymName()
         << "' has no optgen.schedule (compile it with --shapes and "
            "--world-size)";
-    return 1;
+    return ExitSpecError;
   }
   ScheduleOp schedule = *schedules.begin();
   FailureOr<StepExplanation> step = explainSchedule(schedule);
   if (failed(step))
-    return 1;
+    return ExitSpecError;
   printExplanation(*step, outs());
   std::vector<std::pair<std::string, std::string>> extra;
   if (planSeconds)
@@ -682,7 +728,7 @@ int explain() {
     FailureOr<SimulatedScheme> theirs =
         simulateNanochatScheme(schedule, *machine);
     if (failed(ours) || failed(theirs))
-      return 1;
+      return ExitSpecError;
     printSimulation(*machine, *ours, *theirs, outs());
     std::string json;
     raw_string_ostream jsonStream(json);
@@ -695,17 +741,25 @@ int explain() {
     if (error) {
       WithColor::error(errs(), "optgen") << "cannot write '" << explainReport
                                          << "': " << error.message() << "\n";
-      return 1;
+      return ExitFailure;
     }
     writeExplanationJson(*step, report, extra);
   }
-  return 0;
+  return ExitSuccess;
 }
 
 int runCase() {
+  if (tolerance.getNumOccurrences() &&
+      !(tolerance >= 0 && std::isfinite(tolerance))) {
+    WithColor::error(errs(), "optgen")
+        << "--tolerance takes a number at least 0 (an update error, e.g. "
+           "1e-5), not "
+        << tolerance << "\n";
+    return ExitUsage;
+  }
   std::unique_ptr<LoadedSpec> loaded = loadSpec(specFile, defines, "");
   if (!loaded)
-    return 1;
+    return ExitSpecError;
   mlir::ModuleOp module = *loaded->module;
   auto optimizer = *module.getOps<OptimizerOp>().begin();
   if (interpret) {
@@ -713,17 +767,17 @@ int runCase() {
       WithColor::error(errs(), "optgen")
           << "--split-grads needs compiled code: the interpreter runs one "
              "rank\n";
-      return 1;
+      return ExitUsage;
     }
     if (!saveStateFile.empty() || !loadStateFile.empty() ||
         !saveAt.empty() || !resumeDir.empty()) {
       WithColor::error(errs(), "optgen")
           << "the interpreter keeps no optimizer checkpoints: --save-state, "
              "--load-state, --save-at and --resume need compiled code\n";
-      return 1;
+      return ExitUsage;
     }
     return runCaseOnInterpreter(optimizer, caseFile, outFile, reportFile,
-                                repeat, skipNonFinite);
+                                repeat, skipNonFinite, tolerance);
   }
 
   // The CPU target unless --target says otherwise; a CUDA runner without a
@@ -733,10 +787,10 @@ int runCase() {
   if (failed(lowerToKernels(module)) || failed(lowerToExecutable(module)) ||
       failed(target == Target::Cuda ? emitCudaFiles(module, spec, files)
                                     : emitCpuFiles(module, spec, files)))
-    return 1;
+    return ExitSpecError;
   std::string runner = buildRunner(files, buildDir);
   if (runner.empty())
-    return 1;
+    return ExitFailure;
   std::vector<std::string> args{"--case", caseFile, "--repeat",
                                 std::to_string(repeat)};
   if (!outFile.empty())
@@ -755,8 +809,98 @@ int runCase() {
     args.insert(args.end(), {"--resume", resumeDir});
   if (skipNonFinite)
     args.push_back("--skip-nonfinite");
+  if (tolerance.getNumOccurrences()) {
+    std::string text;
+    raw_string_ostream(text) << format("%.17g", tolerance.getValue());
+    args.insert(args.end(), {"--tolerance", text});
+  }
   int code = execute(runner, args);
-  return code < 0 ? 1 : code;
+  return code < 0 ? ExitFailure : code;
+}
+
+int newCase() {
+  if (caseWords.size() != 2 || caseWords[0] != "new") {
+    WithColor::error(errs(), "optgen")
+        << "the case command is 'optgen case new SPEC --shapes "
+           "MODEL.safetensors -o CASE.safetensors'\n";
+    return ExitUsage;
+  }
+  if (shapesFile.empty() || outputFile == "-") {
+    WithColor::error(errs(), "optgen")
+        << "optgen case new needs --shapes (the model's parameters) and -o "
+           "(the case to write)\n";
+    return ExitUsage;
+  }
+  if (caseSteps < 1 || caseSteps > 1000000 || !(caseGradScale >= 0) ||
+      !std::isfinite(caseGradScale)) {
+    WithColor::error(errs(), "optgen")
+        << "--steps takes 1 to 1000000 steps and --grad-scale a number at "
+           "least 0\n";
+    return ExitUsage;
+  }
+  const std::string &spec = caseWords[1];
+  for (const std::string &in : {spec, shapesFile.getValue()}) {
+    bool same = false;
+    if (!sys::fs::equivalent(outputFile, in, same) && same) {
+      WithColor::error(errs(), "optgen")
+          << "-o '" << outputFile << "' is the file '" << in
+          << "' it reads: an output never overwrites an input\n";
+      return ExitUsage;
+    }
+  }
+  std::unique_ptr<LoadedSpec> loaded = loadSpec(spec, defines, shapesFile);
+  if (!loaded || failed(plan(*loaded->module)))
+    return ExitSpecError;
+  auto optimizers = loaded->module->getOps<OptimizerOp>();
+  NewCaseOptions options;
+  options.outPath = outputFile;
+  options.steps = caseSteps;
+  options.seed = caseSeed;
+  options.gradScale = caseGradScale;
+  return writeNewCase(*optimizers.begin(), options);
+}
+
+/// `optgen --version`: optgen's own version, and the LLVM and MLIR it was
+/// built with (LLVM's printer would print only LLVM's).
+void printVersion(raw_ostream &os) {
+  os << "optgen " << OPTGEN_VERSION << "\n"
+     << "  built with LLVM and MLIR " << LLVM_VERSION_STRING << "\n"
+     << "  targets: cpu, cuda\n";
+}
+
+/// `optgen help [COMMAND]` is `optgen [COMMAND] --help`: the arguments to
+/// parse instead of argv, or nullopt after reporting a command that does
+/// not exist.
+std::optional<SmallVector<const char *>> helpArguments(int argc, char **argv) {
+  SmallVector<const char *> args{argv[0]};
+  if (argc > 3) {
+    WithColor::error(errs(), "optgen")
+        << "'optgen help' takes at most one command\n";
+    return std::nullopt;
+  }
+  if (argc == 3) {
+    StringRef name = argv[2];
+    auto commands = cl::getRegisteredSubcommands();
+    if (name == "help" ||
+        llvm::none_of(commands, [&](cl::SubCommand *command) {
+          return command->getName() == name;
+        })) {
+      raw_ostream &error = WithColor::error(errs(), "optgen");
+      error << "no command '" << name << "'; the commands are";
+      SmallVector<StringRef> names;
+      for (cl::SubCommand *command : commands)
+        if (!command->getName().empty())
+          names.push_back(command->getName());
+      llvm::sort(names);
+      for (StringRef known : names)
+        error << " " << known;
+      error << " (and help)\n";
+      return std::nullopt;
+    }
+    args.push_back(argv[2]);
+  }
+  args.push_back("--help");
+  return args;
 }
 
 } // namespace
@@ -764,27 +908,50 @@ int runCase() {
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(optgenCategory);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "optgen: a compiler for optimizer steps\n\n"
-      "  optgen compile SPEC [--emit=ast|mlir|kernels] [-o FILE] [-D NAME=VALUE]\n"
-      "  optgen compile SPEC --target=cpu -o DIR [--shapes MODEL.safetensors]\n"
-      "  optgen compile SPEC --shapes MODEL.safetensors [--world-size N] "
-      "--emit=planned\n"
-      "  optgen explain SPEC [--shapes MODEL.safetensors --world-size N]\n"
-      "             [--simulate [--machine h100-ib|h200-nvlink|cpu|...]]\n"
-      "  optgen explain COMPILED.mlir\n"
-      "  optgen run SPEC --case CASE.safetensors [--out OUT.safetensors]\n"
-      "             [--interpret | --target=cpu|cuda] [--repeat R] [--report R.json]\n"
-      "             [--save-state F | --load-state F | --save-at K DIR | --resume DIR]\n\n"
-      "Run 'optgen compile --help', 'optgen run --help' or 'optgen explain "
-      "--help' for the options of a command.\n");
+  cl::SetVersionPrinter(printVersion);
+  std::optional<SmallVector<const char *>> help;
+  if (argc >= 2 && StringRef(argv[1]) == "help" &&
+      !(help = helpArguments(argc, argv)))
+    return ExitUsage;
+  // Errors in the command line are reported (not exited on with 1), so
+  // that they exit with ExitUsage.
+  if (!cl::ParseCommandLineOptions(
+          help ? static_cast<int>(help->size()) : argc,
+          help ? help->data() : argv,
+          "optgen: a compiler for optimizer steps\n\n"
+          "  optgen compile SPEC [--emit=ast|mlir|kernels] [-o FILE] [-D NAME=VALUE]\n"
+          "  optgen compile SPEC --target=cpu -o DIR [--shapes MODEL.safetensors]\n"
+          "  optgen compile SPEC --shapes MODEL.safetensors [--world-size N] "
+          "--emit=planned\n"
+          "  optgen explain SPEC [--shapes MODEL.safetensors --world-size N]\n"
+          "             [--simulate [--machine h100-ib|h200-nvlink|cpu|...]]\n"
+          "  optgen explain COMPILED.mlir\n"
+          "  optgen run SPEC --case CASE.safetensors [--out OUT.safetensors]\n"
+          "             [--interpret | --target=cpu|cuda] [--repeat R] [--report R.json]\n"
+          "             [--tolerance X] [--save-state F | --load-state F |\n"
+          "             --save-at K DIR | --resume DIR]\n"
+          "  optgen case new SPEC --shapes MODEL.safetensors -o CASE.safetensors\n"
+          "             [--steps S] [--seed N] [--grad-scale X] [-D NAME=VALUE]\n"
+          "  optgen help [COMMAND]\n"
+          "  optgen --version\n\n"
+          "'optgen help COMMAND' (or 'optgen COMMAND --help') lists the "
+          "options of a command.\n\n"
+          "Exit status: 0 done; 1 the work failed (a file, a build, a "
+          "step); 2 a\n"
+          "wrong command line; 3 the spec (or -D, --shapes, IR) has errors; "
+          "4 optgen run\n"
+          "--tolerance: an error above the tolerance; 77 optgen run "
+          "--target=cuda: no GPU.\n",
+          &errs()))
+    return ExitUsage;
   if (compileCommand)
     return compile();
   if (runCommand)
     return runCase();
   if (explainCommand)
     return explain();
-  errs() << "optgen: no command given; run 'optgen --help'\n";
-  return 1;
+  if (caseCommand)
+    return newCase();
+  errs() << "optgen: no command given; run 'optgen help'\n";
+  return ExitUsage;
 }

@@ -261,6 +261,13 @@ CaseData readCase(const CaseOptions &options) {
         !file.has("param/" + name.substr(7)))
       throw Error(source + ": '" + name + "' expects a parameter the case "
                   "does not have (no 'param/" + name.substr(7) + "')");
+  if (options.tolerance >= 0 &&
+      std::none_of(data.names.begin(), data.names.end(),
+                   [&](const std::string &name) {
+                     return file.has("expect/" + name);
+                   }))
+    throw Error("--tolerance compares the result with the case's "
+                "expect/<name> tensors, and " + source + " has none");
 
   auto groupsIt = meta.find("groups");
   if (groupsIt != meta.end())
@@ -417,8 +424,10 @@ void saveRunCheckpoint(Stepper &stepper, const CaseOptions &options,
   stepper.agree(error, "", nullptr);
 }
 
-void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
-            const CaseOptions &options, std::unique_ptr<Stepper> &current) {
+/// Replays the case (runCase's work); ExitToleranceExceeded when the
+/// errors are above options.tolerance, else ExitSuccess.
+int replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
+           const CaseOptions &options, std::unique_ptr<Stepper> &current) {
   // The stepper (and its communicator) first, so that every rank reaches
   // the agreement below whatever fails before it.
   current = makeStepper();
@@ -509,7 +518,7 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
 
   // Every rank ends with the same parameters; rank 0 reports them.
   if (rank != 0)
-    return;
+    return ExitSuccess;
   JsonObject report;
   report.emplace_back("target", options.target);
   report.emplace_back("case", options.casePath);
@@ -535,6 +544,8 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
                           ? 0.0
                           : *std::min_element(stepMs.begin(), stepMs.end()));
   JsonObject errors;
+  size_t compared = 0;
+  std::vector<std::string> outside; ///< above --tolerance, with their errors
   std::printf("%-32s %14s\n", "parameter", "update error");
   for (size_t i = 0; i < names.size(); ++i) {
     std::string expect = "expect/" + names[i];
@@ -550,6 +561,13 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
     entry.emplace_back("shape", std::move(shape));
     errors.emplace_back(names[i], std::move(entry));
     std::printf("%-32s %14.3e\n", names[i].c_str(), rel);
+    ++compared;
+    // A NaN error is outside every tolerance.
+    if (options.tolerance >= 0 && !(rel <= options.tolerance)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3e", rel);
+      outside.push_back(quoteForMessage(names[i]) + " (" + text + ")");
+    }
   }
   if (!errors.empty())
     report.emplace_back("params", std::move(errors));
@@ -575,6 +593,18 @@ void replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
   if (!options.reportPath.empty())
     writeFileAtomically(options.reportPath,
                         writeJson(JsonValue(std::move(report)), 2) + "\n");
+  if (outside.empty())
+    return ExitSuccess;
+  std::fflush(stdout);
+  std::string list;
+  for (const std::string &entry : outside)
+    list += (list.empty() ? "" : ", ") + entry;
+  std::fprintf(stderr,
+               "optgen: error: %zu of %zu parameters' update errors are above "
+               "--tolerance %g: %s\n",
+               outside.size(), compared,
+               options.tolerance, list.c_str());
+  return ExitToleranceExceeded;
 }
 
 } // namespace
@@ -583,26 +613,25 @@ int runCase(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
             const CaseOptions &options) {
   std::unique_ptr<Stepper> stepper;
   try {
-    replay(makeStepper, options, stepper);
-    return 0;
+    return replay(makeStepper, options, stepper);
   } catch (const AgreedError &error) {
     // Every rank knows: each reports and returns.
     std::fflush(stdout);
     std::fprintf(stderr, "optgen: error: %s\n", error.what());
-    return 1;
+    return ExitFailure;
   } catch (const std::exception &error) {
     std::fflush(stdout);
     if (!stepper || stepper->worldSize() == 1) {
       std::fprintf(stderr, "optgen: error: %s\n", error.what());
-      return 1;
+      return ExitFailure;
     }
     // The other ranks may wait for this one inside a collective: end them.
     std::fprintf(stderr,
                  "optgen: error: rank %d: %s\noptgen: error: ending all %d "
                  "ranks\n",
                  stepper->rank(), error.what(), stepper->worldSize());
-    stepper->abortAll(1);
-    return 1;
+    stepper->abortAll(ExitFailure);
+    return ExitFailure;
   }
 }
 

@@ -125,7 +125,7 @@ int cudaRunnerMain(int argc, char **argv,
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "%s: no CUDA device: skipped\n", argv[0]);
-    return kNoCudaDevice;
+    return ExitNoDevice;
   }
   return runCase(
       [&] { return std::unique_ptr<Stepper>(std::make_unique<CudaStepper>(make())); },

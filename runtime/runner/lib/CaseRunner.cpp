@@ -6,6 +6,7 @@
 #include "optgen/runtime/MpiCommunicator.h"
 #endif
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -42,7 +43,7 @@ int parseRunnerArguments(int argc, char **argv, const std::string &target,
     auto value = [&]() -> std::string {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "optgen: error: %s needs a value\n", arg.c_str());
-        std::exit(1);
+        std::exit(ExitUsage);
       }
       return argv[++i];
     };
@@ -55,7 +56,7 @@ int parseRunnerArguments(int argc, char **argv, const std::string &target,
                      "%lld, not '%s'\n",
                      arg.c_str(), static_cast<long long>(low),
                      static_cast<long long>(high), text.c_str());
-        std::exit(1);
+        std::exit(ExitUsage);
       }
       return parsed;
     };
@@ -82,21 +83,34 @@ int parseRunnerArguments(int argc, char **argv, const std::string &target,
       options.failAtStep = number(1, 1000000);
     else if (arg == "--skip-nonfinite")
       options.skipNonFinite = true;
-    else {
+    else if (arg == "--tolerance") {
+      std::string text = value();
+      char *end = nullptr;
+      double tolerance = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(tolerance >= 0) ||
+          !std::isfinite(tolerance)) {
+        std::fprintf(stderr,
+                     "optgen: error: --tolerance takes a number at least 0 "
+                     "(an update error, e.g. 1e-5), not '%s'\n",
+                     text.c_str());
+        return ExitUsage;
+      }
+      options.tolerance = tolerance;
+    } else {
       std::fprintf(stderr,
                    "usage: %s --case CASE.safetensors [--out OUT.safetensors] "
                    "[--repeat R] [--report FILE.json] [--split-grads]\n"
                    "    [--load-state STATE.safetensors] [--save-state "
                    "STATE.safetensors]\n"
                    "    [--save-at K DIR] [--resume DIR] [--skip-nonfinite] "
-                   "[--fail-at-step K]\n",
+                   "[--tolerance X] [--fail-at-step K]\n",
                    argv[0]);
-      return 1;
+      return ExitUsage;
     }
   }
   if (options.casePath.empty()) {
     std::fprintf(stderr, "optgen: error: --case is required\n");
-    return 1;
+    return ExitUsage;
   }
   return -1;
 }

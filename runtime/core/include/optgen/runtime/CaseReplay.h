@@ -13,6 +13,7 @@
 #define OPTGEN_RUNTIME_CASEREPLAY_H
 
 #include "optgen/runtime/Agreement.h"
+#include "optgen/runtime/ExitCodes.h"
 #include "optgen/runtime/OptimizerFront.h"
 #include "optgen/runtime/Tensor.h"
 
@@ -133,6 +134,10 @@ struct CaseOptions {
   /// --skip-nonfinite: a step with a non-finite gradient changes nothing
   /// and is counted (NonFinitePolicy::Skip).
   bool skipNonFinite = false;
+  /// --tolerance X: the run fails (ExitToleranceExceeded) when a
+  /// parameter's update error against expect/ is above X, or not a number;
+  /// negative when not asked.
+  double tolerance = -1;
 };
 
 /// The files of a run checkpoint (--save-at, --resume) in `dir`.
@@ -142,7 +147,9 @@ std::string runCheckpointParamsPath(const std::string &dir);
 /// Replays the case `repeat` times, each on a fresh Stepper, writes the
 /// parameters after the last step and the report, and prints a summary
 /// (with each parameter's error when the case has `expect/` tensors).
-/// Returns 0, or 1 after printing "optgen: error: ..." to stderr; never
+/// Returns ExitSuccess; ExitToleranceExceeded when options.tolerance is
+/// set and some parameter's error is above it, naming them; or
+/// ExitFailure after printing "optgen: error: ..." to stderr. Never
 /// throws. Under several ranks, every phase that can fail on one rank ends
 /// with an agreement, so that all ranks fail together; an error no other
 /// rank can learn of (inside a step) ends every rank (Stepper::abortAll).

@@ -20,13 +20,9 @@
 
 namespace optgen::runtime {
 
-/// The exit status of a runner that found no CUDA device: it skipped
-/// (CTest's SKIP_RETURN_CODE).
-constexpr int kNoCudaDevice = 77;
-
 /// The main() of a generated CUDA runner: the CPU runner's command line
 /// (CaseRunner.h), replayed on a new optimizer per replay. Without a CUDA
-/// device it says so and returns kNoCudaDevice.
+/// device it says so and returns ExitNoDevice (CTest's SKIP_RETURN_CODE).
 int cudaRunnerMain(int argc, char **argv,
                    const std::function<std::unique_ptr<CudaOptimizer>()> &make);
 
