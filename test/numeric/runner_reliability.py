@@ -101,6 +101,17 @@ def main():
                   f"hyperparameter 'ns_steps' of group 'case0.muon' {said}" in done.stderr,
                   done.stderr)
 
+        # A key that is no hyperparameter of the group's rule: the error
+        # lists those there are (as the interpreter's: Driver/run-errors.test).
+        meta["groups"] = json.dumps([{
+            "kind": "adamw", "params": ["transformer.wte.weight"], "lrr": 0.5}])
+        safetensors_io.write(f"{tmp}/lrr.st", tensors, meta)
+        done = subprocess.run([args.runner, "--case", f"{tmp}/lrr.st"], **quiet)
+        check("an unknown hyperparameter key is refused, naming the known ones",
+              done.returncode == 1 and "group 'case0.adamw' (rule 'adamw') has no "
+              "hyperparameter 'lrr'; its hyperparameters are lr, betas, eps, "
+              "weight_decay" in done.stderr, done.stderr)
+
         for flag in ("--out", "--save-state"):
             path = f"{tmp}/previous{flag}"
             subprocess.run([args.plain_runner, "--case", case, flag, path], check=True,

@@ -42,9 +42,17 @@ public:
                 const std::vector<double> &values) override {
     Group &g = find(group);
     HyperOp hyper = g.rule.lookupHyper(name);
-    if (!hyper)
-      throw Error("rule '" + g.rule.getSymName().str() +
-                  "' has no hyperparameter '" + name + "'");
+    if (!hyper) {
+      // As the runtime says it (OptimizerFront::setHyper).
+      std::string known;
+      for (HyperOp declared : g.rule.getBlock().getOps<HyperOp>())
+        known += (known.empty() ? "" : ", ") + declared.getName().str();
+      throw Error("group '" + group + "' (rule '" +
+                  g.rule.getSymName().str() + "') has no hyperparameter '" +
+                  name + "'" +
+                  (known.empty() ? "; the rule has none"
+                                 : "; its hyperparameters are " + known));
+    }
     auto tuple = dyn_cast<TupleType>(hyper.getType());
     size_t size = tuple ? tuple.size() : 1;
     if (values.size() != size)

@@ -171,8 +171,13 @@ size_t OptimizerFront::hyperIndex(size_t group, const std::string &name,
       return i;
     }
   }
+  std::string known;
+  for (const HyperSpec &hyper : rule.hypers)
+    known += (known.empty() ? "" : ", ") + std::string(hyper.name);
   throw Error("group '" + std::string(spec_.groups[group].name) + "' (rule '" +
-              rule.name + "') has no hyperparameter '" + name + "'");
+              rule.name + "') has no hyperparameter '" + name + "'" +
+              (known.empty() ? "; the rule has none"
+                             : "; its hyperparameters are " + known));
 }
 
 void OptimizerFront::setHyper(const std::string &group, const std::string &name,

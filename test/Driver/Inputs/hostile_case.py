@@ -1,7 +1,8 @@
 """Writes a case meant to break a replay: hostile_case.py KIND OUT
 
 KIND: good, short-expect, long-expect, orphan-expect, steps-suffix,
-steps-negative, group-twice, group-unknown, zero (a [0, 8] parameter)."""
+steps-negative, group-twice, group-unknown, hyper-unknown, zero (a [0, 8]
+parameter)."""
 
 import json
 import os
@@ -41,6 +42,9 @@ def main():
                                          {"kind": "adamw", "params": ["w"], "lr": 0.5}])
     elif kind == "group-unknown":
         metadata["groups"] = json.dumps([{"kind": "adamw", "params": ["w", "nothere"]}])
+    elif kind == "hyper-unknown":
+        metadata["groups"] = json.dumps([{"kind": "adamw", "params": ["w", "b"],
+                                          "lrr": 0.5}])
     elif kind not in ("good", "zero"):
         sys.exit(f"unknown kind {kind}")
     safetensors_io.write(out, tensors, metadata)
