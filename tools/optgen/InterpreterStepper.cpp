@@ -59,12 +59,22 @@ public:
       throw Error("hyperparameter '" + name + "' takes " +
                   std::to_string(size) + " values, not " +
                   std::to_string(values.size()));
-    if (tuple)
-      g.hypers[name] = values;
-    else if (hyper.getType().isInteger(64))
+    // An f32 hyperparameter holds an f32, as in compiled code and as the
+    // spec's own values (f32 attributes) are: a case's 0.9 is 0.899999976.
+    auto asDeclared = [](Type type, double value) {
+      return type.isF32() ? static_cast<double>(static_cast<float>(value))
+                          : value;
+    };
+    if (tuple) {
+      std::vector<double> members;
+      for (auto [type, value] : llvm::zip(tuple.getTypes(), values))
+        members.push_back(asDeclared(type, value));
+      g.hypers[name] = members;
+    } else if (hyper.getType().isInteger(64)) {
       g.hypers[name] = static_cast<int64_t>(values[0]);
-    else
-      g.hypers[name] = values[0];
+    } else {
+      g.hypers[name] = asDeclared(hyper.getType(), values[0]);
+    }
   }
 
   void addParameter(const std::string &name, runtime::TensorView param,
