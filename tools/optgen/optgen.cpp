@@ -14,6 +14,7 @@
 #include "InterpreterStepper.h"
 
 #include "dialect/OptgenDialect.h"
+#include "optgen/Driver/Cache.h"
 #include "optgen/Driver/Emission.h"
 #include "optgen/Driver/Explain.h"
 #include "optgen/Driver/Runner.h"
@@ -57,6 +58,11 @@ cl::SubCommand runCommand(
 cl::SubCommand explainCommand(
     "explain", "Show the plan of a distributed step: per rank what it "
                "updates, its optimizer state, its traffic");
+
+cl::SubCommand cacheCommand(
+    "cache", "List or remove the runtimes and runners optgen run built (its "
+             "cache: $OPTGEN_CACHE_DIR, else $XDG_CACHE_HOME/optgen or "
+             "~/.cache/optgen)");
 
 cl::opt<std::string> specFile(cl::Positional,
                               cl::desc("<spec.opt> (explain: or optgen IR, "
@@ -277,6 +283,16 @@ cl::opt<int> ranksPerNode("ranks-per-node",
                           cl::desc("Consecutive ranks that share a node (0: "
                                    "every rank on one)"),
                           cl::sub(compileCommand), cl::sub(explainCommand), cl::cat(optgenCategory));
+
+cl::list<std::string> cacheArgs(
+    cl::Positional,
+    cl::desc("list | clean ENTRY... | clean --all | clean --older-than DAYS"),
+    cl::sub(cacheCommand), cl::cat(optgenCategory));
+cl::opt<bool> cleanAll("all", cl::desc("clean: remove every entry"),
+                       cl::sub(cacheCommand), cl::cat(optgenCategory));
+cl::opt<unsigned> cleanOlderThan(
+    "older-than", cl::desc("clean: remove the entries not used for DAYS days"),
+    cl::value_desc("DAYS"), cl::sub(cacheCommand), cl::cat(optgenCategory));
 
 cl::opt<bool> splitInputFile(
     "split-input-file",
@@ -759,6 +775,24 @@ int runCase() {
   return code < 0 ? 1 : code;
 }
 
+/// `optgen cache list`, `optgen cache clean ...` (optgen/Driver/Cache.h).
+int cache() {
+  StringRef action = cacheArgs.empty() ? "" : StringRef(cacheArgs.front());
+  if (action == "list" && cacheArgs.size() == 1 && !cleanAll &&
+      !cleanOlderThan.getNumOccurrences())
+    return listCache(outs());
+  if (action == "clean")
+    return cleanCache(ArrayRef<std::string>(cacheArgs).drop_front(), cleanAll,
+                      cleanOlderThan.getNumOccurrences()
+                          ? std::optional<unsigned>(cleanOlderThan)
+                          : std::nullopt,
+                      outs());
+  WithColor::error(errs(), "optgen")
+      << "optgen cache takes 'list' (alone) or 'clean' (ENTRY..., --all or "
+         "--older-than DAYS)\n";
+  return 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -785,6 +819,8 @@ int main(int argc, char **argv) {
     return runCase();
   if (explainCommand)
     return explain();
+  if (cacheCommand)
+    return cache();
   errs() << "optgen: no command given; run 'optgen --help'\n";
   return 1;
 }
