@@ -162,7 +162,8 @@ std::string optgen::cacheDirectory() {
   return dir.str().str();
 }
 
-std::unique_ptr<EntryLock> EntryLock::acquire(StringRef dir) {
+std::unique_ptr<EntryLock> EntryLock::acquire(StringRef dir,
+                                              function_ref<void()> onWait) {
   std::string path = joined(dir, lockName);
   // A clean may remove the entry while this process waits for its lock:
   // the lock then belongs to a file no longer there, and is taken again.
@@ -180,6 +181,10 @@ std::unique_ptr<EntryLock> EntryLock::acquire(StringRef dir) {
       return nullptr;
     }
     std::unique_ptr<EntryLock> lock(new EntryLock(fd));
+    if (onWait && sys::fs::tryLockFile(fd)) {
+      onWait();
+      onWait = {};
+    }
     if (std::error_code error = sys::fs::lockFile(fd)) {
       WithColor::error(errs(), "optgen")
           << "cannot lock '" << path << "': " << error.message() << "\n";

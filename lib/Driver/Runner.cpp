@@ -284,7 +284,10 @@ std::optional<RuntimePackage> cachedRuntime(bool cuda, Progress &progress) {
   std::string dir = joined(cache, ("runtime-" + target + "-" OPTGEN_VERSION "-" +
                                    sourcesHash(sources))
                                       .str());
-  std::unique_ptr<EntryLock> lock = EntryLock::acquire(dir);
+  std::unique_ptr<EntryLock> lock = EntryLock::acquire(dir, [&] {
+    progress.stage("waiting for another optgen, which builds the runtime in " +
+                   dir);
+  });
   if (!lock || !describeEntry(dir, ("optgen " OPTGEN_VERSION "'s runtime (" +
                                     target + "), built from " + sources)
                                        .str()))
@@ -361,7 +364,10 @@ std::string optgen::buildRunner(const GeneratedFiles &files,
       return "";
     dir = joined(cache, optimizer + "-" + target.str() + "-" + key);
   }
-  std::unique_ptr<EntryLock> lock = EntryLock::acquire(dir);
+  std::unique_ptr<EntryLock> lock = EntryLock::acquire(dir, [&] {
+    progress.stage("waiting for another optgen, which builds the runner in " +
+                   dir);
+  });
   if (!lock ||
       !describeEntry(dir, ("the runner of optimizer '" + optimizer + "' (" +
                            target + "), linking " + runtime->configDir)

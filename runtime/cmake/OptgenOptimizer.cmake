@@ -29,7 +29,7 @@
 
 # The spec's optimizer names the generated files, so a configure reads it:
 # an edited spec configures again.
-function(optgen_optimizer_name spec out)
+function(_optgen_optimizer_name spec out)
   file(STRINGS "${spec}" header
     REGEX "^[ \t]*optimizer[ \t]+[A-Za-z_][A-Za-z0-9_]*")
   if(NOT header)
@@ -133,7 +133,7 @@ function(optgen_add_optimizer target)
   if(NOT EXISTS "${spec}")
     message(FATAL_ERROR "optgen_add_optimizer(${target}): no spec '${spec}'")
   endif()
-  optgen_optimizer_name("${spec}" name)
+  _optgen_optimizer_name("${spec}" name)
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/${target}")
   set(options)
   foreach(define ${ARG_DEFINES})

@@ -18,6 +18,9 @@ generated optimizer"): consumer.py --build BUILD --source SOURCES
 5. The runtime is compiled -O3 whatever the build type: configured from its
    sources (OPTGEN_RUNTIME_DIR, as a generated CMakeLists.txt allows) in a
    Debug build, every runtime source and the generated code are.
+6. Where the install has the cuda component: the CUDA code optgen
+   generates builds on the package (find_package(optgen COMPONENTS cuda)),
+   and its runner runs (or says that there is no GPU, 77).
 
 Prints each check and `N passed, M failed`."""
 
@@ -156,6 +159,22 @@ def main():
             slow = [c["file"] for c in commands if not optimised(c["command"])]
             check("in a Debug build, the runtime and the generated code are compiled -O3",
                   len(runtime) > 10 and not slow, f"not -O3: {slow}")
+
+        # 6. Generated CUDA on the package.
+        if "lib/liboptgen_runtime_cuda.a" in installed:
+            cuda_dir, cuda_build = f"{tmp}/generated-cuda", f"{tmp}/cuda-build"
+            subprocess.run([f"{prefix}/bin/optgen", "compile", spec, "--target=cuda",
+                            "-o", cuda_dir], check=True)
+            done = run(["cmake", "-S", cuda_dir, "-B", cuda_build, "-G", "Ninja",
+                        f"-DCMAKE_PREFIX_PATH={prefix}", "-DOPTGEN_BUILD_RUNNER=ON"])
+            if done.returncode == 0:
+                done = run(["cmake", "--build", cuda_build])
+            check("generated CUDA builds on the package's cuda component",
+                  done.returncode == 0, done.stdout[-3000:])
+            if done.returncode == 0:
+                done = run([f"{cuda_build}/consumer_momentum_runner", "--case", case])
+                check("its runner runs, or says there is no GPU",
+                      done.returncode in (0, 77), done.stdout[-3000:])
 
     sys.exit(check.summary())
 

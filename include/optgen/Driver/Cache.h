@@ -16,6 +16,7 @@
 #define OPTGEN_DRIVER_CACHE_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -32,10 +33,12 @@ std::string cacheDirectory();
 /// An entry's folder, locked for as long as this object lives.
 class EntryLock {
 public:
-  /// Creates the folder `dir` if needed and waits until its lock is free;
-  /// null after reporting an error. A lock on an entry that another
-  /// process removed meanwhile is taken again on the folder made anew.
-  static std::unique_ptr<EntryLock> acquire(llvm::StringRef dir);
+  /// Creates the folder `dir` if needed and waits until its lock is free
+  /// (calling `onWait` first, when another process holds it); null after
+  /// reporting an error. A lock on an entry that another process removed
+  /// meanwhile is taken again on the folder made anew.
+  static std::unique_ptr<EntryLock>
+  acquire(llvm::StringRef dir, llvm::function_ref<void()> onWait = {});
   /// The lock of the existing entry `dir` if no one holds it, else null.
   static std::unique_ptr<EntryLock> tryAcquire(llvm::StringRef dir);
   ~EntryLock();

@@ -16,8 +16,9 @@
 //                        that package: only its own code is compiled.
 //
 // Each stage that has work to do (configuring and building the runtime,
-// configuring and building the runner) says so on stderr with the seconds
-// elapsed; a runner that is up to date is neither built nor announced.
+// configuring and building the runner, waiting for another process's
+// build) says so on stderr with the seconds elapsed; a runner that is up to
+// date is neither built nor announced.
 // Builds run CMAKE_BUILD_PARALLEL_LEVEL jobs, else one per core. Stamps
 // record the steps that completed (configured.ok: what the build folder
 // was configured with; installed.ok: a runtime's package; runner.ok: the
