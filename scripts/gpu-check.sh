@@ -18,7 +18,13 @@
 # Everything it writes goes under $OUT when set (the device tool's folder),
 # else /tmp/optgen-gpu-check; it builds in $OPTGEN_GPU_BUILD (default
 # /tmp/optgen-gpu-build). Exits non-zero when a check fails.
+#
+# `scripts/gpu-check.sh --build-only` does step 1 alone, and needs no GPU:
+# where optgen builds, after scripts/gpu-prepare.sh, it checks that the
+# bundle builds as it will on the GPU machine.
 set -uo pipefail
+build_only=0
+[[ ${1:-} == --build-only ]] && build_only=1
 cd "$(dirname "$0")/.."
 root=$(pwd)
 bundle="$root/gpu-bundle"
@@ -36,8 +42,10 @@ failures=0
 row() { rows+=("$1"); }
 fail() { failures=$((failures + 1)); row "$1"; }
 
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader |
-  tee "$out/gpu.txt"
+if ((!build_only)); then
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader |
+    tee "$out/gpu.txt"
+fi
 
 # --- 1. build -----------------------------------------------------------------
 # NCCL from NVIDIA's pip package (nvidia-nccl-cu13) when the toolkit has none.
@@ -58,6 +66,11 @@ else
   fail "build | FAILED | see build.log"
   printf '%s\n' "${rows[@]}"
   exit 1
+fi
+
+if ((build_only)); then
+  printf '%s\n' "${rows[@]}"
+  exit $((failures > 0))
 fi
 
 # --- 2. the runtime's GPU tests -----------------------------------------------

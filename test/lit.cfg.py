@@ -29,3 +29,7 @@ config.substitutions.append(("%runtime_include", " -I".join(
     for component in ("core", "cpu", "runner"))))
 config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(("%examples", os.path.join(config.optgen_src_root, "examples")))
+# The cache of `optgen run` that the tests share (test/CMakeLists.txt): the
+# runtime built there once serves them all. No test uses the user's cache.
+config.substitutions.append(("%run_cache", config.optgen_run_cache))
+config.environment["OPTGEN_CACHE_DIR"] = config.optgen_run_cache

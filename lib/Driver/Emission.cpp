@@ -59,7 +59,6 @@ LogicalResult emitFiles(ModuleOp module, const MemoryBuffer *spec,
       return line >= 1 && line <= lines.size() ? lines[line - 1].str()
                                                : std::string();
     };
-    options.runtimeDir = OPTGEN_RUNTIME_DIR;
     if (failed(emitter(optimizer, options, files)))
       return failure();
   }

@@ -2,17 +2,27 @@
 
 #include "optgen/Driver/Runner.h"
 
-#include "llvm/ADT/ScopeExit.h"
+#include "optgen/Driver/Cache.h"
+
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Chrono.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/LogicalResult.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
 
 using namespace llvm;
 using namespace optgen;
@@ -42,6 +52,12 @@ int optgen::execute(StringRef program, ArrayRef<std::string> args,
 
 namespace {
 
+std::string joined(StringRef dir, StringRef name) {
+  SmallString<256> path(dir);
+  sys::path::append(path, name);
+  return path.str().str();
+}
+
 /// The size and xxh3 of the file at `path`, or nothing when it cannot be
 /// read.
 std::optional<std::string> fileHash(StringRef path) {
@@ -54,7 +70,15 @@ std::optional<std::string> fileHash(StringRef path) {
   return std::to_string(bytes.size()) + " " + utohexstr(xxh3_64bits(bytes));
 }
 
-/// Writes a stamp file (atomically); true on failure, after reporting it.
+/// The text of a stamp file, or nothing.
+std::optional<std::string> readStamp(StringRef path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> file = MemoryBuffer::getFile(path);
+  if (!file)
+    return std::nullopt;
+  return (*file)->getBuffer().str();
+}
+
+/// Writes a stamp file (atomically); false on failure, after reporting it.
 bool writeStamp(StringRef path, StringRef text) {
   if (Error error = writeToOutput(path, [&](raw_ostream &os) {
         os << text;
@@ -63,88 +87,313 @@ bool writeStamp(StringRef path, StringRef text) {
     WithColor::error(errs(), "optgen")
         << "cannot write '" << path << "': " << toString(std::move(error))
         << "\n";
-    return true;
+    return false;
   }
-  return false;
+  return true;
+}
+
+/// The lines `optgen run` prints while it builds: one as each stage with
+/// work to do begins, with the seconds since the build began.
+class Progress {
+public:
+  void stage(const Twine &what) {
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    errs() << "optgen: " << format("[%5.1f s] ", seconds) << what << "\n";
+    announced = true;
+  }
+  /// The last line, when there were others.
+  void finish(StringRef runner) {
+    if (announced)
+      stage("built " + runner);
+  }
+
+private:
+  std::chrono::steady_clock::time_point start =
+      std::chrono::steady_clock::now();
+  bool announced = false;
+};
+
+/// The build's parallelism: CMAKE_BUILD_PARALLEL_LEVEL (as CMake reads it),
+/// else one job per core this process may use.
+unsigned buildJobs() {
+  unsigned jobs = 0;
+  if (std::optional<std::string> level =
+          sys::Process::GetEnv("CMAKE_BUILD_PARALLEL_LEVEL"))
+    if (!StringRef(*level).getAsInteger(10, jobs) && jobs > 0)
+      return jobs;
+  return std::max(1u, hardware_concurrency().compute_thread_count());
+}
+
+/// A CMake project configured and built in a folder: `source` into
+/// DIR/build with `options`, its output in DIR/build.log, and the stamp
+/// DIR/configured.ok holding the options it was configured with.
+struct CMakeBuild {
+  std::string dir;
+  std::string source;
+  std::vector<std::string> options;
+  /// What it builds, for the lines and errors the user reads, and a note
+  /// for the line that announces its configure.
+  std::string what;
+  std::string note;
+
+  std::string build() const { return joined(dir, "build"); }
+  std::string log() const { return joined(dir, "build.log"); }
+  std::string configuredStamp() const { return joined(dir, "configured.ok"); }
+  std::string configuredText() const { return join(options, "\n") + "\n"; }
+  bool isConfigured() const {
+    return readStamp(configuredStamp()) == configuredText();
+  }
+
+  /// Configures the build folder (from scratch) unless it is configured
+  /// with these options already, or always with `again`.
+  bool configure(Progress &progress, bool again) const {
+    if (!again && isConfigured())
+      return true;
+    progress.stage("configuring " + what + " in " + dir + note);
+    sys::fs::remove(configuredStamp());
+    sys::fs::remove_directories(build());
+    std::vector<std::string> args{"-S", source, "-B", build()};
+    llvm::append_range(args, options);
+    if (execute("cmake", args, StringRef(log())) != 0) {
+      WithColor::error(errs(), "optgen")
+          << "configuring " << what << " failed; see " << log() << "\n";
+      return false;
+    }
+    return writeStamp(configuredStamp(), configuredText());
+  }
+
+  /// Builds `targets` (everything when empty), quietly on failure: the
+  /// caller may try again.
+  bool make(Progress &progress, ArrayRef<std::string> targets) const {
+    unsigned jobs = buildJobs();
+    progress.stage("building " + what + " with " + Twine(jobs) + " job" +
+                   (jobs == 1 ? "" : "s") + " (log: " + log() + ")");
+    std::vector<std::string> args{"--build", build(), "--parallel",
+                                  std::to_string(jobs)};
+    for (const std::string &target : targets)
+      llvm::append_range(args, ArrayRef<std::string>{"--target", target});
+    return execute("cmake", args, StringRef(log())) == 0;
+  }
+
+  /// Configures (when needed) and runs `step`; a folder configured before
+  /// whose step fails may be broken in ways a build does not repair, so it
+  /// is configured from scratch and the step run once more. False after
+  /// reporting the failure.
+  bool configureAnd(Progress &progress,
+                    function_ref<bool(const CMakeBuild &)> step) const {
+    bool reused = isConfigured();
+    if (!configure(progress, /*again=*/false))
+      return false;
+    if (step(*this))
+      return true;
+    if (reused) {
+      if (!configure(progress, /*again=*/true))
+        return false;
+      if (step(*this))
+        return true;
+    }
+    WithColor::error(errs(), "optgen")
+        << "building " << what << " failed; see " << log() << "\n";
+    return false;
+  }
+};
+
+/// Where runners find the runtime: a folder holding optgenConfig.cmake, and
+/// what identifies that runtime (runners are keyed by it).
+struct RuntimePackage {
+  std::string configDir;
+  std::string identity;
+};
+
+/// The package of an installed optgen, PREFIX/lib/cmake/optgen beside
+/// PREFIX/bin/optgen, when this optgen is installed; an error when it lacks
+/// the component the target needs.
+FailureOr<std::optional<RuntimePackage>> installedRuntime(bool cuda) {
+  std::string executable = sys::fs::getMainExecutable(nullptr, nullptr);
+  StringRef prefix = sys::path::parent_path(sys::path::parent_path(executable));
+  std::string lib = joined(prefix, "lib");
+  std::string config = joined(lib, "cmake/optgen");
+  if (prefix.empty() || !sys::fs::exists(joined(config, "optgenConfig.cmake")))
+    return std::optional<RuntimePackage>();
+  if (cuda && !sys::fs::exists(joined(lib, "liboptgen_runtime_cuda.a"))) {
+    WithColor::error(errs(), "optgen")
+        << "the optgen installed in '" << prefix
+        << "' has no cuda runtime (CMake found no CUDA toolkit where it was "
+           "built): --target cuda needs one\n";
+    return failure();
+  }
+  // A runtime installed again over this one makes new runners.
+  std::string identity = "installed " + config;
+  for (StringRef component : {"core", "cpu", "mpi", "runner", "cuda", "nccl"}) {
+    std::string archive = ("liboptgen_runtime_" + component + ".a").str();
+    sys::fs::file_status status;
+    if (!sys::fs::status(joined(lib, archive), status))
+      identity += (" " + archive + ":" + Twine(status.getSize()) + ":" +
+                   Twine(sys::toTimeT(status.getLastModificationTime())))
+                      .str();
+  }
+  return std::optional<RuntimePackage>(RuntimePackage{config, identity});
+}
+
+/// A hash of the runtime's sources (its tests aside): a runtime built from
+/// them is reused until they change.
+std::string sourcesHash(StringRef sources) {
+  std::vector<std::string> paths;
+  std::error_code error;
+  std::string tests = joined(sources, "test");
+  for (sys::fs::recursive_directory_iterator it(sources, error,
+                                                /*follow=*/false),
+       end;
+       it != end && !error; it.increment(error)) {
+    if (it->path() == tests) {
+      it.no_push();
+      continue;
+    }
+    if (it->type() == sys::fs::file_type::regular_file)
+      paths.push_back(it->path());
+  }
+  llvm::sort(paths);
+  std::string bytes;
+  for (const std::string &path : paths) {
+    bytes += StringRef(path).drop_front(sources.size()).str() + '\0';
+    if (ErrorOr<std::unique_ptr<MemoryBuffer>> file =
+            MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false))
+      bytes += (*file)->getBuffer().str() + '\0';
+  }
+  return utohexstr(xxh3_64bits(bytes));
+}
+
+/// The runtime built from this optgen's sources into the cache (once:
+/// later calls find it built), installed there as a package.
+std::optional<RuntimePackage> cachedRuntime(bool cuda, Progress &progress) {
+  StringRef sources = OPTGEN_RUNTIME_DIR;
+  if (!sys::fs::is_directory(sources)) {
+    WithColor::error(errs(), "optgen")
+        << "no runtime to build runners with: this optgen is not installed "
+           "(no lib/cmake/optgen beside its bin/), and its runtime's sources ('"
+        << sources << "') are gone; install optgen (cmake --install)\n";
+    return std::nullopt;
+  }
+  std::string cache = cacheDirectory();
+  if (cache.empty())
+    return std::nullopt;
+  StringRef target = cuda ? "cuda" : "cpu";
+  std::string dir = joined(cache, ("runtime-" + target + "-" OPTGEN_VERSION "-" +
+                                   sourcesHash(sources))
+                                      .str());
+  std::unique_ptr<EntryLock> lock = EntryLock::acquire(dir, [&] {
+    progress.stage("waiting for another optgen, which builds the runtime in " +
+                   dir);
+  });
+  if (!lock || !describeEntry(dir, ("optgen " OPTGEN_VERSION "'s runtime (" +
+                                    target + "), built from " + sources)
+                                       .str()))
+    return std::nullopt;
+  std::string install = joined(dir, "install");
+  RuntimePackage package{joined(install, "lib/cmake/optgen"), dir};
+  std::string installed = joined(dir, "installed.ok");
+  if (readStamp(installed) == package.configDir + "\n" &&
+      sys::fs::exists(joined(package.configDir, "optgenConfig.cmake")))
+    return package;
+
+  sys::fs::remove(installed);
+  CMakeBuild runtime{dir,
+                     sources.str(),
+                     {"-DCMAKE_BUILD_TYPE=Release",
+                      "-DCMAKE_INSTALL_PREFIX=" + install,
+                      "-DOPTGEN_RUNTIME_INSTALL=ON",
+                      "-DOPTGEN_VERSION=" OPTGEN_VERSION,
+                      "-DOPTGEN_RUNTIME_TESTS=OFF",
+                      cuda ? "-DOPTGEN_RUNTIME_CUDA=ON"
+                           : "-DOPTGEN_RUNTIME_CUDA=OFF"},
+                     ("optgen's runtime (" + target + ")").str(),
+                     " (once: every spec's runner links it)"};
+  if (!runtime.configureAnd(progress, [&](const CMakeBuild &build) {
+        return build.make(progress, {}) &&
+               execute("cmake", {"--install", build.build()},
+                       StringRef(build.log())) == 0;
+      }))
+    return std::nullopt;
+  if (!writeStamp(installed, package.configDir + "\n"))
+    return std::nullopt;
+  return package;
+}
+
+/// The runtime runners link: an installed optgen's, else one built into
+/// the cache.
+std::optional<RuntimePackage> runtimePackage(bool cuda, Progress &progress) {
+  FailureOr<std::optional<RuntimePackage>> installed = installedRuntime(cuda);
+  if (failed(installed))
+    return std::nullopt;
+  if (*installed)
+    return *installed;
+  return cachedRuntime(cuda, progress);
 }
 
 } // namespace
 
 std::string optgen::buildRunner(const GeneratedFiles &files,
                                 StringRef buildDir) {
-  std::string runner;
+  Progress progress;
+  std::string runner, optimizer;
+  bool cuda = false;
+  for (const auto &[name, text] : files) {
+    if (StringRef stem = name; stem.consume_back("_runner.cpp")) {
+      optimizer = stem.str();
+      runner = optimizer + "_runner";
+    }
+    cuda |= StringRef(name).ends_with(".cu");
+  }
+  StringRef target = cuda ? "cuda" : "cpu";
+  std::optional<RuntimePackage> runtime = runtimePackage(cuda, progress);
+  if (!runtime)
+    return "";
+
+  // The runner's key: its files and the runtime it links.
+  std::string keyed = runtime->identity + '\0';
   for (const auto &[name, text] : files)
-    if (StringRef(name).ends_with("_runner.cpp"))
-      runner = StringRef(name).drop_back(4).str();
-  SmallString<256> dir(buildDir);
+    keyed += name + '\0' + text + '\0';
+  std::string key = utohexstr(xxh3_64bits(keyed));
+  std::string dir = buildDir.str();
   if (dir.empty()) {
-    uint64_t hash = 0;
-    for (const auto &[name, text] : files)
-      hash = xxh3_64bits(StringRef(name + text)) ^ (hash * 31);
-    if (!sys::path::cache_directory(dir))
-      dir = sys::path::parent_path(OPTGEN_RUNTIME_DIR);
-    sys::path::append(dir, "optgen", runner + "-" + utohexstr(hash));
+    std::string cache = cacheDirectory();
+    if (cache.empty())
+      return "";
+    dir = joined(cache, optimizer + "-" + target.str() + "-" + key);
   }
-  // Ranks of one `mpirun optgen run` build the same runner: one at a time.
-  if (std::error_code error = sys::fs::create_directories(dir)) {
-    WithColor::error(errs(), "optgen")
-        << "cannot create '" << dir << "': " << error.message() << "\n";
-    return "";
-  }
-  SmallString<256> lockPath(dir);
-  sys::path::append(lockPath, "build.lock");
-  int lockFd = -1;
-  if (std::error_code error = sys::fs::openFileForWrite(lockPath, lockFd)) {
-    WithColor::error(errs(), "optgen")
-        << "cannot open '" << lockPath << "': " << error.message() << "\n";
-    return "";
-  }
-  auto closeLock = make_scope_exit([&] {
-    sys::fs::unlockFile(lockFd);
-    sys::Process::SafelyCloseFileDescriptor(lockFd);
+  std::unique_ptr<EntryLock> lock = EntryLock::acquire(dir, [&] {
+    progress.stage("waiting for another optgen, which builds the runner in " +
+                   dir);
   });
-  if (std::error_code error = sys::fs::lockFile(lockFd)) {
-    WithColor::error(errs(), "optgen")
-        << "cannot lock '" << lockPath << "': " << error.message() << "\n";
+  if (!lock ||
+      !describeEntry(dir, ("the runner of optimizer '" + optimizer + "' (" +
+                           target + "), linking " + runtime->configDir)
+                              .str()))
     return "";
-  }
-  SmallString<256> src(dir), build(dir), log(dir), configured(dir),
-      built(dir);
-  sys::path::append(src, "src");
-  sys::path::append(build, "build");
-  sys::path::append(log, "build.log");
-  // Stamps of the steps that completed: an entry that lacks one (a
-  // configure or a link that was interrupted, a runner cut short) is
-  // repaired, never trusted.
-  sys::path::append(configured, "configured.ok");
-  sys::path::append(built, "runner.ok");
-  SmallString<256> executable(build);
-  sys::path::append(executable, runner);
   // The generated files are this entry's own: replacing them is no loss.
+  std::string src = joined(dir, "src");
   if (failed(writeFiles(src, files, /*force=*/true)))
     return "";
 
-  auto configure = [&]() {
-    sys::fs::remove(configured);
-    sys::fs::remove_directories(build);
-    if (execute("cmake", {"-S", src.str().str(), "-B", build.str().str(),
-                          "-DCMAKE_BUILD_TYPE=Release",
-                          "-DOPTGEN_BUILD_RUNNER=ON"},
-                log.str()) != 0) {
-      WithColor::error(errs(), "optgen")
-          << "configuring the generated code failed; see " << log << "\n";
-      return false;
-    }
-    return !writeStamp(configured, "configured\n");
-  };
-  bool fresh = !sys::fs::exists(configured);
-  if (fresh && !configure())
-    return "";
+  CMakeBuild build{dir,
+                   src,
+                   {"-DCMAKE_BUILD_TYPE=Release", "-DOPTGEN_BUILD_RUNNER=ON",
+                    "-Doptgen_DIR=" + runtime->configDir},
+                   "the runner of '" + optimizer + "'", ""};
+  std::string executable = joined(build.build(), runner);
+  std::string built = joined(dir, "runner.ok");
 
-  // A runner is trusted only as the stamp of its last build describes it.
+  // A runner is trusted only as the stamp of its last build describes it:
+  // built from these files against this runtime, of this size and hash.
   std::optional<std::string> hash = fileHash(executable);
-  ErrorOr<std::unique_ptr<MemoryBuffer>> stamp = MemoryBuffer::getFile(built);
-  if (hash && (!stamp || (*stamp)->getBuffer() != *hash + "\n")) {
+  std::optional<std::string> stamp = readStamp(built);
+  if (hash && stamp && *stamp == key + "\n" + *hash + "\n" &&
+      build.isConfigured())
+    return executable;
+  if (hash && (!stamp || !StringRef(*stamp).ends_with("\n" + *hash + "\n"))) {
     WithColor::warning(errs(), "optgen")
         << "the cached runner '" << executable
         << "' is not the one last built (interrupted, or damaged): "
@@ -152,24 +401,18 @@ std::string optgen::buildRunner(const GeneratedFiles &files,
     sys::fs::remove(executable);
   }
   sys::fs::remove(built);
-  auto buildIt = [&]() {
-    return execute("cmake", {"--build", build.str().str(), "--target", runner},
-                   log.str()) == 0;
-  };
-  if (!buildIt()) {
-    // A cached entry may be broken in ways a build does not repair: start
-    // it again once, from the configure.
-    if (fresh || !configure() || !buildIt()) {
-      WithColor::error(errs(), "optgen")
-          << "building the generated code failed; see " << log << "\n";
-      return "";
-    }
-  }
+  if (!build.configureAnd(progress, [&](const CMakeBuild &build) {
+        return build.make(progress, {runner});
+      }))
+    return "";
   hash = fileHash(executable);
-  if (!hash || writeStamp(built, *hash + "\n")) {
+  if (!hash) {
     WithColor::error(errs(), "optgen")
         << "the build left no runner '" << executable << "'\n";
     return "";
   }
-  return executable.str().str();
+  if (!writeStamp(built, key + "\n" + *hash + "\n"))
+    return "";
+  progress.finish(runner);
+  return executable;
 }

@@ -15,6 +15,7 @@
 #include "NewCase.h"
 
 #include "dialect/OptgenDialect.h"
+#include "optgen/Driver/Cache.h"
 #include "optgen/Driver/Emission.h"
 #include "optgen/Driver/Explain.h"
 #include "optgen/Driver/Runner.h"
@@ -88,6 +89,11 @@ cl::opt<double> caseGradScale(
     cl::desc("Standard deviation of the gradients (parameters: 1)"),
     cl::value_desc("X"), cl::init(0.1), cl::sub(caseCommand),
     cl::cat(optgenCategory));
+
+cl::SubCommand cacheCommand(
+    "cache", "List or remove the runtimes and runners optgen run built (its "
+             "cache: $OPTGEN_CACHE_DIR, else $XDG_CACHE_HOME/optgen or "
+             "~/.cache/optgen)");
 
 cl::opt<std::string> specFile(cl::Positional,
                               cl::desc("<spec.opt> (explain: or optgen IR, "
@@ -314,6 +320,16 @@ cl::opt<int> ranksPerNode("ranks-per-node",
                           cl::desc("Consecutive ranks that share a node (0: "
                                    "every rank on one)"),
                           cl::sub(compileCommand), cl::sub(explainCommand), cl::cat(optgenCategory));
+
+cl::list<std::string> cacheArgs(
+    cl::Positional,
+    cl::desc("list | clean ENTRY... | clean --all | clean --older-than DAYS"),
+    cl::sub(cacheCommand), cl::cat(optgenCategory));
+cl::opt<bool> cleanAll("all", cl::desc("clean: remove every entry"),
+                       cl::sub(cacheCommand), cl::cat(optgenCategory));
+cl::opt<unsigned> cleanOlderThan(
+    "older-than", cl::desc("clean: remove the entries not used for DAYS days"),
+    cl::value_desc("DAYS"), cl::sub(cacheCommand), cl::cat(optgenCategory));
 
 cl::opt<bool> splitInputFile(
     "split-input-file",
@@ -903,6 +919,24 @@ std::optional<SmallVector<const char *>> helpArguments(int argc, char **argv) {
   return args;
 }
 
+/// `optgen cache list`, `optgen cache clean ...` (optgen/Driver/Cache.h).
+int cache() {
+  StringRef action = cacheArgs.empty() ? "" : StringRef(cacheArgs.front());
+  if (action == "list" && cacheArgs.size() == 1 && !cleanAll &&
+      !cleanOlderThan.getNumOccurrences())
+    return listCache(outs());
+  if (action == "clean")
+    return cleanCache(ArrayRef<std::string>(cacheArgs).drop_front(), cleanAll,
+                      cleanOlderThan.getNumOccurrences()
+                          ? std::optional<unsigned>(cleanOlderThan)
+                          : std::nullopt,
+                      outs());
+  WithColor::error(errs(), "optgen")
+      << "optgen cache takes 'list' (alone) or 'clean' (ENTRY..., --all or "
+         "--older-than DAYS)\n";
+  return ExitUsage;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -932,6 +966,7 @@ int main(int argc, char **argv) {
           "             --save-at K DIR | --resume DIR]\n"
           "  optgen case new SPEC --shapes MODEL.safetensors -o CASE.safetensors\n"
           "             [--steps S] [--seed N] [--grad-scale X] [-D NAME=VALUE]\n"
+          "  optgen cache list | clean ENTRY... | clean --all | clean --older-than DAYS\n"
           "  optgen help [COMMAND]\n"
           "  optgen --version\n\n"
           "'optgen help COMMAND' (or 'optgen COMMAND --help') lists the "
@@ -952,6 +987,8 @@ int main(int argc, char **argv) {
     return explain();
   if (caseCommand)
     return newCase();
+  if (cacheCommand)
+    return cache();
   errs() << "optgen: no command given; run 'optgen help'\n";
   return ExitUsage;
 }

@@ -1,14 +1,31 @@
 //===- Runner.h - Building and running generated code -----------*- C++ -*-===//
 //
-// `optgen run --target=cpu` builds the generated code's runner with CMake,
-// once per generated code: in a directory named by a hash of the files
-// under the user's cache, locked so that the ranks of one `mpirun optgen
-// run` build it one at a time, and configured only when it is new. Stamps
-// record the steps that completed (configured.ok; runner.ok, the runner's
-// size and hash): an entry whose configure was interrupted is configured
-// again, a runner that is not the one last built (cut short, damaged) is
-// built again, and a cached entry whose build fails is rebuilt once from
-// its configure.
+// `optgen run` builds the generated code's runner with CMake, in entries of
+// optgen's cache (Cache.h), each locked while it is built so that the ranks
+// of one `mpirun optgen run` build it one at a time:
+//
+//   runtime-TARGET-HASH  optgen's runtime built from its sources (with the
+//                        cuda component for the cuda target) and installed
+//                        there as the CMake package runners find: once per
+//                        optgen version and hash of the runtime's sources,
+//                        for every spec and every -D value. An installed
+//                        optgen links its runners to the runtime installed
+//                        with it instead, and builds none.
+//   NAME-TARGET-HASH     the runner of one generated code (the hash is of
+//                        its files and its runtime), configured against
+//                        that package: only its own code is compiled.
+//
+// Each stage that has work to do (configuring and building the runtime,
+// configuring and building the runner, waiting for another process's
+// build) says so on stderr with the seconds elapsed; a runner that is up to
+// date is neither built nor announced.
+// Builds run CMAKE_BUILD_PARALLEL_LEVEL jobs, else one per core. Stamps
+// record the steps that completed (configured.ok: what the build folder
+// was configured with; installed.ok: a runtime's package; runner.ok: the
+// runner's key, size and hash): an entry whose configure was interrupted
+// is configured again, a runner that is not the one last built (cut short,
+// damaged) is built again, and a cached entry whose build fails is built
+// once more from its configure.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,10 +47,10 @@ namespace optgen {
 int execute(llvm::StringRef program, llvm::ArrayRef<std::string> args,
             std::optional<llvm::StringRef> log = std::nullopt);
 
-/// Builds (or reuses) the runner of the generated `files` in `buildDir`
-/// (when empty, a directory per generated code under the user's cache);
-/// the path of its executable, or an empty string after reporting a
-/// failure (the build's output is in build.log there).
+/// Builds (or reuses) the runner of the generated `files` (CPU code, or
+/// CUDA code: a NAME.cu) in `buildDir` (when empty, an entry of the cache
+/// per generated code); the path of its executable, or an empty string
+/// after reporting a failure (the build's output is in build.log there).
 std::string buildRunner(const GeneratedFiles &files, llvm::StringRef buildDir);
 
 } // namespace optgen

@@ -87,23 +87,6 @@ std::string optgen::cppString(StringRef text) {
   return out + "\"";
 }
 
-std::string optgen::cmakeString(StringRef text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '\\' || c == '"' || c == '$' || c == ';' || c == '@')
-      out += '\\';
-    if (c == '\n')
-      out += "\\n";
-    else if (c == '\r')
-      out += "\\r";
-    else if (c == '\t')
-      out += "\\t";
-    else
-      out += c;
-  }
-  return out + "\"";
-}
-
 std::string optgen::commentText(StringRef text) {
   std::string out;
   for (unsigned char c : text.trim())

@@ -6,7 +6,7 @@
 // comments cite this file, the source of the IR here.
 
 // CHECK-LABEL: // ----- CMakeLists.txt
-// CHECK:       add_library(sgd STATIC sgd.cpp)
+// CHECK:       optgen_add_generated_library(sgd sgd.cpp)
 // CHECK-LABEL: // ----- sgd.cpp
 // CHECK:       // Rule 'sgd', translate.mlir:{{[0-9]+}}.
 // CHECK-NEXT:  void step_sgd(const optgen::runtime::RuleCall &call) {

@@ -30,11 +30,6 @@ std::string legalIdentifier(llvm::StringRef text);
 /// else (quotes, backslashes, newlines, bytes >= 0x80) as octal escapes.
 std::string cppString(llvm::StringRef text);
 
-/// `text` as a CMake quoted argument: backslashes, quotes, `$`, `;` and
-/// `@` escaped, so that it stays one literal string (a path in the
-/// generated CMakeLists.txt).
-std::string cmakeString(llvm::StringRef text);
-
 /// Spec text made safe inside a `//` comment: no backslashes (a trailing one
 /// would continue the comment onto the next line), printable ASCII only.
 std::string commentText(llvm::StringRef text);

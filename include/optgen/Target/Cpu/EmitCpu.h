@@ -27,9 +27,6 @@ struct CpuEmitOptions {
   std::string specName;
   /// The text of line `line` of the spec (for comments), or empty.
   std::function<std::string(unsigned line)> sourceLine;
-  /// Where optgen's runtime sources are, written into the CMake file as the
-  /// default of OPTGEN_RUNTIME_DIR.
-  std::string runtimeDir;
 };
 
 /// Emits `optimizer` as files (name -> contents): NAME.h, NAME.cpp and
@@ -59,6 +56,13 @@ std::string emitRunnerSource(OptimizerOp optimizer,
                              llvm::StringRef target,
                              llvm::StringRef runnerHeader,
                              llvm::StringRef runnerMain);
+
+/// CMakeLists.txt: the optimizer as a library (and its runner, optionally)
+/// for `target` (cpu, cuda), linking optgen's runtime as its CMake package
+/// finds it, or its sources where the caller says (OPTGEN_RUNTIME_DIR).
+std::string emitCMakeLists(OptimizerOp optimizer,
+                           const CpuEmitOptions &options,
+                           llvm::StringRef target);
 
 /// The functions a rule's RuleSpec entry points to: its host step (or
 /// "nullptr") and its device launch (or empty: none).
