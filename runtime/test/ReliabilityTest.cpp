@@ -285,6 +285,65 @@ TEST(CheckpointTest, ResumesBitwiseWithHyperparametersAndSteps) {
   EXPECT_EQ(stateOf(first, dir), stateOf(second, dir));
 }
 
+TEST(CheckpointTest, InMemoryIsTheFileAndImportsAsItLoads) {
+  std::string dir = folder("memory");
+  Model a({{"w", {2, 3}}, {"b", {5}}}), b = a;
+  Optimizer first(sgdSpec());
+  a.addTo(first);
+  first.finalize();
+  first.step();
+  first.saveState(dir + "/c.safetensors");
+  Optimizer::Checkpoint exported = first.exportState();
+  // The same metadata and tensors as the file.
+  SafetensorsFile file = SafetensorsFile::open(dir + "/c.safetensors");
+  EXPECT_EQ(exported.metadata, file.metadata());
+  ASSERT_EQ(exported.tensors.size(), file.names().size());
+  std::map<std::string, TensorView> views;
+  for (auto &[name, tensor] : exported.tensors) {
+    TensorView there = file.view(name);
+    EXPECT_EQ(tensor.shape, there.shape) << name;
+    EXPECT_EQ(tensor.dtype, there.dtype) << name;
+    EXPECT_EQ(std::memcmp(tensor.bytes.data(), there.data, there.byteSize()), 0)
+        << name;
+    views[name] = tensor.view();
+  }
+
+  // Imported, it resumes as the file does.
+  Optimizer second(sgdSpec());
+  b.params = a.params;
+  b.addTo(second);
+  second.finalize();
+  second.importState(exported.metadata, views, "the state dict");
+  EXPECT_EQ(second.stepCount("w"), 1);
+  first.step();
+  second.step();
+  for (auto &[name, t] : a.params)
+    EXPECT_EQ(t.value, b.params[name].value) << name;
+
+  // Checked as a file is, but for the checksum: a program may change the
+  // tensors it keeps.
+  float *buf = reinterpret_cast<float *>(exported.tensors["state/b/buf"].bytes.data());
+  buf[0] += 1;
+  EXPECT_EQ(errorOf([&] {
+              second.importState(exported.metadata, views, "the state dict");
+            }),
+            "(no error)");
+  views.erase("step/w");
+  EXPECT_EQ(errorOf([&] {
+              second.importState(exported.metadata, views, "the state dict");
+            }),
+            "the state dict is refused: it has no step count for parameter "
+            "'w'");
+  Tensor elsewhere = exported.tensors["step/w"];
+  views["step/w"] = elsewhere.view();
+  views["step/w"].device = Device::Cuda;
+  EXPECT_EQ(errorOf([&] {
+              second.importState(exported.metadata, views, "the state dict");
+            }),
+            "the state dict is refused: its tensor 'step/w' is in cuda "
+            "memory; a checkpoint is read from host memory");
+}
+
 /// Loads `path` into a fresh optimizer of `model` on `spec` that has
 /// stepped once: the error, and whether the state stayed as it was.
 std::pair<std::string, bool> refused(const std::string &path, Model model,

@@ -1420,6 +1420,10 @@ std::vector<double> hyperValues(Attribute value) {
 
 } // namespace
 
+std::string optgen::factoryName(OptimizerOp optimizer) {
+  return "optgen_new_" + legalIdentifier(optimizer.getSymName());
+}
+
 std::string optgen::generatedBanner(OptimizerOp optimizer,
                                     const CpuEmitOptions &options,
                                     StringRef target) {
@@ -1574,7 +1578,11 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
   os << "namespace optgen_generated {\n\n";
   os << name << "::" << name << "() : " << baseClass
      << "(makeSpec()) {}\n\n";
-  os << "} // namespace optgen_generated\n";
+  os << "} // namespace optgen_generated\n\n";
+  os << "void *" << factoryName(optimizer) << "() {\n"
+     << "  return static_cast<optgen::runtime::OptimizerFront *>(\n"
+     << "      new optgen_generated::" << name << "());\n"
+     << "}\n";
   return success();
 }
 
@@ -1613,6 +1621,9 @@ std::string optgen::emitOptimizerHeader(OptimizerOp optimizer,
   os << "  " << name << "();\n";
   os << "};\n\n";
   os << "} // namespace optgen_generated\n\n";
+  os << "/// The C ABI's factory (optgen/runtime/CApi.h, optgen_optimizer_create):\n"
+     << "/// a new optimizer of this class, for programs that load it by name.\n"
+     << "extern \"C\" void *" << factoryName(optimizer) << "();\n\n";
   os << "#endif // " << guard << "\n";
   return text;
 }

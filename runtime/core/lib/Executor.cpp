@@ -10,6 +10,11 @@ namespace optgen::runtime {
 
 Executor::~Executor() = default;
 
+void Executor::rebind(size_t, const TensorView &, const TensorView &) {
+  throw Error("this executor cannot move a parameter's memory after "
+              "finalize()");
+}
+
 UnitPhase finalPhase(UnitKind kind) {
   return kind == UnitKind::Flat || kind == UnitKind::Owned ? UnitPhase::Done
                                                            : UnitPhase::Computed;

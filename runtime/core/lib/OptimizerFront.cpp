@@ -14,6 +14,8 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
+#include <tuple>
 
 namespace optgen::runtime {
 
@@ -145,6 +147,31 @@ void OptimizerFront::addParameter(const std::string &name, TensorView param,
   p.group = group;
   p.registered = params_.size();
   params_.push_back(std::move(p));
+}
+
+void OptimizerFront::rebind(const std::string &name, TensorView param,
+                            TensorView grad) {
+  size_t i = paramIndex(name);
+  Param &p = params_[i];
+  auto describe = [](const TensorView &view) {
+    return std::string(dtypeName(view.dtype)) + " " + formatShape(view.shape) +
+           " in " + std::string(deviceName(view.device)) + " memory";
+  };
+  for (auto [given, registered, what] :
+       {std::make_tuple(&param, &p.param, ""),
+        std::make_tuple(&grad, &p.grad, "the gradient of ")})
+    if (given->dtype != registered->dtype ||
+        given->shape != registered->shape ||
+        given->device != registered->device)
+      throw Error(std::string(what) + "parameter '" + name + "' moves to " +
+                  describe(*given) + ", but it was registered as " +
+                  describe(*registered));
+  if (param.numel() > 0 && (!param.data || !grad.data))
+    throw Error("parameter '" + name + "' has no memory");
+  p.param = std::move(param);
+  p.grad = std::move(grad);
+  if (finalized_)
+    executor_->rebind(i, p.param, p.grad);
 }
 
 size_t OptimizerFront::groupIndex(const std::string &name) const {
@@ -832,21 +859,21 @@ std::string checkpointChecksum(
   return hex64(checkpointChecksum(metadata, refs));
 }
 
-void OptimizerFront::saveState(const std::string &path) {
-  if (!finalized_)
-    throw Error("saveState() before finalize()");
+OptimizerFront::Checkpoint OptimizerFront::gatherState(bool everyRank) {
   // Each state is gathered whole (parts of sharded ones come from the
-  // ranks holding them) and rank 0 writes it, keyed by parameter name, so
-  // the file is the same whatever the number of ranks.
+  // ranks holding them), keyed by parameter name, so the checkpoint is the
+  // same whatever the number of ranks.
   // With shard groups every group holds all of the state: its ranks (the
   // positions 0 .. G - 1) gather it.
   Communicator &gather =
       groupCommunicator_ ? *groupCommunicator_ : *communicator_;
   int size = gather.size(), rank = communicator_->rank();
+  bool keeps = everyRank || rank == 0;
   std::vector<std::vector<ElementRange>> parts(size); // [rank][param]
   for (int r = 0; r < size; ++r)
     parts[r] = partsOf(r);
-  std::map<std::string, Tensor> tensors;
+  Checkpoint checkpoint;
+  std::map<std::string, Tensor> &tensors = checkpoint.tensors;
   for (size_t i = 0; i < params_.size(); ++i) {
     Param &p = params_[i];
     const RuleSpec &rule = ruleOf(i);
@@ -862,39 +889,48 @@ void OptimizerFront::saveState(const std::string &path) {
       Tensor whole = Tensor::zeros(DType::F32, storedStateShape(i, s));
       gather.allGather(held.data(), whole.bytes.data(), counts, DType::F32)
           ->wait();
-      if (rank == 0)
+      if (keeps)
         tensors.emplace("state/" + p.name + "/" + rule.states[s],
                         std::move(whole));
     }
-    if (rank == 0) {
+    if (keeps) {
       Tensor step = Tensor::zeros(DType::I64, {});
       std::memcpy(step.bytes.data(), &p.steps, sizeof(int64_t));
       tensors.emplace("step/" + p.name, std::move(step));
     }
   }
+  if (!keeps)
+    return checkpoint;
+  checkpoint.metadata = {{"format", kStateFormat},
+                         {"format_version", std::to_string(kStateFormatVersion)},
+                         {"optimizer", spec_.name},
+                         {"spec", specJson()},
+                         {"spec_fingerprint", specFingerprint()},
+                         {"plan", planJson()},
+                         {"plan_fingerprint", hex64(hash64(planJson()))},
+                         {"hyperparameters", hypersJson()},
+                         {"skipped_steps", std::to_string(skipped_)}};
+  std::vector<TensorRef> refs;
+  for (const auto &[name, tensor] : tensors)
+    refs.push_back({&name, tensor.dtype, &tensor.shape, tensor.bytes.data(),
+                    tensor.bytes.size()});
+  checkpoint.metadata["checksum"] =
+      hex64(checkpointChecksum(checkpoint.metadata, refs));
+  return checkpoint;
+}
+
+void OptimizerFront::saveState(const std::string &path) {
+  if (!finalized_)
+    throw Error("saveState() before finalize()");
+  Checkpoint checkpoint = gatherState(/*everyRank=*/false);
   // Rank 0 writes; every rank learns whether it could.
   std::string error;
-  if (rank == 0) {
+  if (communicator_->rank() == 0) {
     try {
-      std::map<std::string, std::string> metadata{
-          {"format", kStateFormat},
-          {"format_version", std::to_string(kStateFormatVersion)},
-          {"optimizer", spec_.name},
-          {"spec", specJson()},
-          {"spec_fingerprint", specFingerprint()},
-          {"plan", planJson()},
-          {"plan_fingerprint", hex64(hash64(planJson()))},
-          {"hyperparameters", hypersJson()},
-          {"skipped_steps", std::to_string(skipped_)}};
-      std::vector<TensorRef> refs;
-      for (const auto &[name, tensor] : tensors)
-        refs.push_back({&name, tensor.dtype, &tensor.shape,
-                        tensor.bytes.data(), tensor.bytes.size()});
-      metadata["checksum"] = hex64(checkpointChecksum(metadata, refs));
       SafetensorsWriter writer;
-      for (const auto &[key, value] : metadata)
+      for (const auto &[key, value] : checkpoint.metadata)
         writer.setMetadata(key, value);
-      for (auto &[name, tensor] : tensors)
+      for (auto &[name, tensor] : checkpoint.tensors)
         writer.add(name, tensor.dtype, tensor.shape, std::move(tensor.bytes));
       writer.write(path);
     } catch (const std::exception &e) {
@@ -902,6 +938,12 @@ void OptimizerFront::saveState(const std::string &path) {
     }
   }
   agree(*communicator_, error);
+}
+
+OptimizerFront::Checkpoint OptimizerFront::exportState() {
+  if (!finalized_)
+    throw Error("exportState() before finalize()");
+  return gatherState(/*everyRank=*/true);
 }
 
 namespace {
@@ -1017,6 +1059,38 @@ std::string planDifference(const JsonValue &here, const JsonValue &saved) {
 void OptimizerFront::loadState(const std::string &path) {
   if (!finalized_)
     throw Error("loadState() before finalize()");
+  std::optional<SafetensorsFile> file;
+  restoreState(
+      "'" + path + "'",
+      [&](std::map<std::string, std::string> &metadata,
+          std::map<std::string, TensorView> &tensors) {
+        file.emplace(SafetensorsFile::open(path));
+        metadata = file->metadata();
+        for (const std::string &name : file->names())
+          tensors.emplace(name, file->view(name));
+      },
+      /*checkChecksum=*/true);
+}
+
+void OptimizerFront::importState(
+    const std::map<std::string, std::string> &metadata,
+    const std::map<std::string, TensorView> &tensors,
+    const std::string &source) {
+  if (!finalized_)
+    throw Error("importState() before finalize()");
+  restoreState(
+      source,
+      [&](std::map<std::string, std::string> &meta,
+          std::map<std::string, TensorView> &views) {
+        meta = metadata;
+        views = tensors;
+      },
+      /*checkChecksum=*/false);
+}
+
+void OptimizerFront::restoreState(const std::string &source,
+                                  const CheckpointReader &read,
+                                  bool checkChecksum) {
   // Everything is read and checked first, into these; only then, when
   // every rank succeeded, does anything change.
   int64_t skipped = 0;
@@ -1025,11 +1099,12 @@ void OptimizerFront::loadState(const std::string &path) {
   std::vector<std::vector<double>> hypers = hypers_;
   std::string error, checksum;
   try {
-    SafetensorsFile file = SafetensorsFile::open(path);
+    std::map<std::string, std::string> meta;
+    std::map<std::string, TensorView> tensors;
+    read(meta, tensors);
     auto refuse = [&](const std::string &problem) {
-      throw Error("'" + path + "' is refused: " + problem);
+      throw Error(source + " is refused: " + problem);
     };
-    const std::map<std::string, std::string> &meta = file.metadata();
     auto metadata = [&](const std::string &key) -> const std::string & {
       auto it = meta.find(key);
       if (it == meta.end())
@@ -1046,21 +1121,25 @@ void OptimizerFront::loadState(const std::string &path) {
              "; this optgen reads version " +
              std::to_string(kStateFormatVersion));
 
-    std::vector<std::string> names = file.names(SafetensorsFile::NameOrder::Sorted);
-    std::vector<TensorView> views;
     std::vector<TensorRef> refs;
-    for (const std::string &name : names)
-      views.push_back(file.view(name));
-    for (size_t i = 0; i < names.size(); ++i)
-      refs.push_back({&names[i], views[i].dtype, &views[i].shape,
-                      views[i].data, views[i].byteSize()});
+    for (const auto &[name, view] : tensors) {
+      if (view.device != Device::Host)
+        refuse("its tensor " + quoteForMessage(name) + " is in " +
+               std::string(deviceName(view.device)) +
+               " memory; a checkpoint is read from host memory");
+      refs.push_back(
+          {&name, view.dtype, &view.shape, view.data, view.byteSize()});
+    }
+    // The hash of what was read: a file must hold the one it says (a
+    // checkpoint in memory may have been converted on its way), and every
+    // rank must have read the same.
     checksum = hex64(checkpointChecksum(meta, refs));
-    if (metadata("checksum") != checksum)
+    if (checkChecksum && metadata("checksum") != checksum)
       refuse("it is corrupted: it says its checksum is " +
              quoteForMessage(metadata("checksum")) +
              ", but its contents hash to '" + checksum + "'");
-
-    JsonValue savedSpec = parseJson(metadata("spec"), path + " (spec)");
+    auto has = [&](const std::string &name) { return tensors.count(name) > 0; };
+    JsonValue savedSpec = parseJson(metadata("spec"), source + " (spec)");
     JsonValue hereSpec = parseJson(specJson(), "this optimizer's spec");
     if (savedSpec != hereSpec) {
       std::string difference = specDifference(hereSpec, savedSpec);
@@ -1070,7 +1149,7 @@ void OptimizerFront::loadState(const std::string &path) {
                        ", this optimizer's " + specFingerprint() + ")"
                  : difference);
     }
-    JsonValue savedPlan = parseJson(metadata("plan"), path + " (plan)");
+    JsonValue savedPlan = parseJson(metadata("plan"), source + " (plan)");
     JsonValue herePlan = parseJson(planJson(), "this optimizer's plan");
     if (savedPlan != herePlan) {
       std::string difference = planDifference(herePlan, savedPlan);
@@ -1087,19 +1166,19 @@ void OptimizerFront::loadState(const std::string &path) {
             i, static_cast<int>(s)};
       expected["step/" + params_[i].name] = {i, -1};
     }
-    for (const std::string &name : names)
+    for (const auto &[name, view] : tensors)
       if (!expected.count(name))
         refuse("it holds tensor " + quoteForMessage(name) +
                ", which is no state of this optimizer");
     for (const auto &[name, where] : expected) {
       auto [i, s] = where;
       const Param &p = params_[i];
-      if (!file.has(name))
+      if (!has(name))
         refuse(s < 0 ? "it has no step count for parameter " +
                            quoteForMessage(p.name)
                      : "it has no state '" + std::string(ruleOf(i).states[s]) +
                            "' for parameter " + quoteForMessage(p.name));
-      const TensorInfo &info = file.info(name);
+      const TensorView &info = tensors.at(name);
       std::vector<int64_t> shape =
           s < 0 ? std::vector<int64_t>{} : storedStateShape(i, s);
       DType dtype = s < 0 ? DType::I64 : DType::F32;
@@ -1110,7 +1189,7 @@ void OptimizerFront::loadState(const std::string &path) {
                quoteForMessage(p.name) + " " + formatShape(p.param.shape) +
                " needs " + std::string(dtypeName(dtype)) + " " +
                formatShape(shape));
-      TensorView view = file.view(name);
+      const TensorView &view = info;
       if (s < 0) {
         int64_t count = 0;
         std::memcpy(&count, view.data, sizeof count);
@@ -1147,7 +1226,7 @@ void OptimizerFront::loadState(const std::string &path) {
 
     // The groups' hyperparameters, as setHyper() would take them.
     JsonValue saved =
-        parseJson(metadata("hyperparameters"), path + " (hyperparameters)");
+        parseJson(metadata("hyperparameters"), source + " (hyperparameters)");
     if (!saved.isObject())
       refuse("its hyperparameters are not a JSON object");
     // Of the groups the checkpoint has too; the others keep theirs.

@@ -178,6 +178,8 @@ public:
   Token launchAllGather(int unit) override;
   void wait(Token token) override;
   void compute(int unit) override;
+  void rebind(size_t param, const TensorView &data,
+              const TensorView &grad) override;
   void readState(size_t param, size_t state, float *values) const override;
   void writeState(size_t param, size_t state, const float *values) override;
   int64_t stateBytes() const override;
@@ -664,6 +666,24 @@ void HostExecutor::compute(int index) {
     if (errors_[c])
       std::rethrow_exception(errors_[c]);
   u.phase = UnitPhase::Computed;
+}
+
+void HostExecutor::rebind(size_t param, const TensorView &data,
+                          const TensorView &grad) {
+  ExecutorParam &p = setup_.params.at(param);
+  p.param = data;
+  p.grad = grad;
+  // Packing, the non-finite check and the all-gather read the views; only
+  // the call holds pointers of its own.
+  auto [u, c] = callOf_[param];
+  if (u < 0)
+    return;
+  Call &call = units_[u].calls[c];
+  call.param = static_cast<unsigned char *>(data.data) +
+               call.range.begin * dtypeSize(data.dtype);
+  if (units_[u].spec->kind == UnitKind::Local)
+    call.grad = static_cast<const unsigned char *>(grad.data) +
+                call.range.begin * dtypeSize(grad.dtype);
 }
 
 void HostExecutor::readState(size_t param, size_t state, float *values) const {

@@ -41,8 +41,14 @@ std::string generatedBanner(OptimizerOp optimizer,
                             const CpuEmitOptions &options,
                             llvm::StringRef target);
 
+/// The extern "C" function every target's NAME.h declares and its source
+/// defines, which returns a new optimizer (`optgen_new_NAME`), for the
+/// runtime's C ABI (CApi.h).
+std::string factoryName(OptimizerOp optimizer);
+
 /// NAME.h: the optimizer's class, deriving from `baseClass` (declared in
-/// `runtimeHeader`), with its groups and compiled buckets in its comment.
+/// `runtimeHeader`), with its groups and compiled buckets in its comment,
+/// and its factory.
 std::string emitOptimizerHeader(OptimizerOp optimizer,
                                 const CpuEmitOptions &options,
                                 llvm::StringRef target,
@@ -82,7 +88,8 @@ using RuleStepPrinter = llvm::function_ref<mlir::LogicalResult(
 /// `printStep`) step functions; the groups' `where` conditions; a compiled
 /// schedule; and makeSpec(), the tables the runtime runs (rules with their
 /// hyperparameter layout, groups, planned parameters), then the constructor
-/// of the optimizer class, which derives from `baseClass`.
+/// of the optimizer class, which derives from `baseClass`, and its factory
+/// (factoryName()).
 mlir::LogicalResult emitHostSource(OptimizerOp optimizer,
                                    const CpuEmitOptions &options,
                                    llvm::StringRef target,

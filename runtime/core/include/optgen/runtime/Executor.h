@@ -99,6 +99,13 @@ public:
   /// Steps this rank's part of the unit's parameters.
   virtual void compute(int unit) = 0;
 
+  /// Parameter `param`'s memory and its gradient's move to `data` and
+  /// `grad` (the same shape, dtype and device as prepared; the front checks
+  /// them), between steps: the next step reads and writes them there.
+  /// Throws Error where the executor cannot (the default).
+  virtual void rebind(size_t param, const TensorView &data,
+                      const TensorView &grad);
+
   /// Copies this rank's part of state `state` of parameter `param` (the
   /// stateRows x stateCols it was prepared with) to or from host memory.
   virtual void readState(size_t param, size_t state, float *values) const = 0;

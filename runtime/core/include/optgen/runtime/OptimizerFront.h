@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -48,6 +49,14 @@ public:
   /// Registers a parameter into the named group, whatever its name.
   void addParameter(const std::string &name, TensorView param, TensorView grad,
                     const std::string &group);
+
+  /// Moves a registered parameter's memory and its gradient's (the same
+  /// shape, dtype and device as registered), before finalize() or between
+  /// steps: the next step reads and writes them there. For frameworks whose
+  /// gradient may be a new tensor at every step (PyTorch's
+  /// zero_grad(set_to_none=True)); nothing else changes (state, step
+  /// counts, the plan).
+  void rebind(const std::string &name, TensorView param, TensorView grad);
 
   /// Adds a group running the rule named `rule` with its defaults, which
   /// matches no name: parameters join it by the explicit addParameter. Used
@@ -141,6 +150,22 @@ public:
   void saveState(const std::string &path);
   void loadState(const std::string &path);
 
+  /// The checkpoint saveState() writes, in memory, on every rank (each
+  /// receives all of the state): its metadata and tensors, as a file has
+  /// them. importState() takes one back as loadState() does, with its
+  /// checks and its agreement, but without the file's checksum (a program
+  /// may move or convert the tensors; `source` names the checkpoint in
+  /// errors). For frameworks that keep checkpoints themselves (PyTorch's
+  /// state_dict()).
+  struct Checkpoint {
+    std::map<std::string, std::string> metadata;
+    std::map<std::string, Tensor> tensors;
+  };
+  Checkpoint exportState();
+  void importState(const std::map<std::string, std::string> &metadata,
+                   const std::map<std::string, TensorView> &tensors,
+                   const std::string &source);
+
 private:
   struct Param {
     std::string name;
@@ -166,6 +191,18 @@ private:
   /// How rank `rank`'s agreementDescription() differs from rank 0's.
   static std::string explainDifference(const std::string &first,
                                        const std::string &theirs, int rank);
+  /// The checkpoint, gathered whole on rank 0 (`everyRank`: on every rank).
+  Checkpoint gatherState(bool everyRank);
+  /// Reads a checkpoint's metadata and tensors (throwing Error when it
+  /// cannot); the views stay valid while restoreState() runs.
+  using CheckpointReader =
+      std::function<void(std::map<std::string, std::string> &metadata,
+                         std::map<std::string, TensorView> &tensors)>;
+  /// loadState() and importState(): reads the checkpoint `source` (as
+  /// errors name it), checks it (its checksum too when `checkChecksum`) and
+  /// makes it the state, every rank agreeing.
+  void restoreState(const std::string &source, const CheckpointReader &read,
+                    bool checkChecksum);
   /// The shape state `state` of parameter `param` is stored with.
   std::vector<int64_t> storedStateShape(size_t param, size_t state) const;
 

@@ -1,0 +1,422 @@
+//===- CApi.cpp - A C ABI over generated optimizers -----------------------===//
+//
+// Every function catches what the runtime throws and turns it into a status
+// and a thread-local message: no exception crosses the boundary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "optgen/runtime/CApi.h"
+
+#include "optgen/runtime/CallbackCommunicator.h"
+#include "optgen/runtime/Error.h"
+#include "optgen/runtime/Json.h"
+#include "optgen/runtime/OptimizerFront.h"
+
+#include <exception>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace optgen::runtime;
+
+struct optgen_optimizer {
+  std::unique_ptr<OptimizerFront> front;
+  /// What the last function returning a string returned.
+  std::string text;
+};
+
+struct optgen_checkpoint {
+  std::map<std::string, std::string> metadata;
+  /// Exported: the tensors, which `views` point into. To import: empty.
+  std::map<std::string, Tensor> owned;
+  std::map<std::string, TensorView> views;
+  std::string text;
+};
+
+namespace {
+
+thread_local std::string lastError;
+
+/// Runs `body`, turning an exception into OPTGEN_ERROR and its message.
+template <typename Body> int guarded(Body &&body) {
+  try {
+    lastError.clear();
+    body();
+    return OPTGEN_OK;
+  } catch (const std::exception &error) {
+    lastError = error.what();
+  } catch (...) {
+    lastError = "an unknown exception";
+  }
+  return OPTGEN_ERROR;
+}
+
+template <typename T> T &checked(T *handle, const char *what) {
+  if (!handle)
+    throw Error(std::string(what) + " is null");
+  return *handle;
+}
+
+std::string text(const char *string, const char *what) {
+  if (!string)
+    throw Error(std::string(what) + " is null");
+  return string;
+}
+
+TensorView viewOf(const optgen_tensor *tensor, const std::string &what) {
+  if (!tensor)
+    throw Error(what + " is null");
+  if (tensor->dtype < OPTGEN_F32 || tensor->dtype > OPTGEN_I64)
+    throw Error(what + " has dtype " + std::to_string(tensor->dtype) +
+                ", which is none of the C ABI's (OPTGEN_F32 ... OPTGEN_I64)");
+  if (tensor->device != OPTGEN_HOST && tensor->device != OPTGEN_CUDA)
+    throw Error(what + " is on device " + std::to_string(tensor->device) +
+                ", neither OPTGEN_HOST nor OPTGEN_CUDA");
+  if (tensor->ndim < 0 || (tensor->ndim > 0 && !tensor->shape))
+    throw Error(what + " has no shape");
+  TensorView view;
+  view.data = tensor->data;
+  view.dtype = static_cast<DType>(tensor->dtype);
+  view.device = static_cast<Device>(tensor->device);
+  view.shape.assign(tensor->shape, tensor->shape + tensor->ndim);
+  if (!checkedByteSize(view.dtype, view.shape))
+    throw Error(what + " has shape " + formatShape(view.shape) +
+                ", which is no tensor's");
+  return view;
+}
+
+optgen_tensor tensorOf(const TensorView &view) {
+  return {view.data, static_cast<int32_t>(view.dtype),
+          static_cast<int32_t>(view.device),
+          static_cast<int32_t>(view.shape.size()), view.shape.data()};
+}
+
+std::string specJson(const OptimizerSpec &spec) {
+  JsonArray rules, groups;
+  for (const RuleSpec &rule : spec.rules) {
+    JsonArray hypers, states;
+    for (const HyperSpec &hyper : rule.hypers) {
+      JsonValue defaults = nullptr;
+      if (hyper.hasDefault) {
+        JsonArray values;
+        for (double v : hyper.defaults)
+          values.push_back(v);
+        defaults = std::move(values);
+      }
+      hypers.push_back(JsonObject{{"name", hyper.name},
+                                  {"size", hyper.size},
+                                  {"int", hyper.isInt},
+                                  {"default", std::move(defaults)}});
+    }
+    for (const char *state : rule.states)
+      states.push_back(state);
+    rules.push_back(JsonObject{{"name", rule.name},
+                               {"rank", rule.rank},
+                               {"elementwise", rule.elementwise},
+                               {"states", std::move(states)},
+                               {"hypers", std::move(hypers)}});
+  }
+  for (const GroupSpec &group : spec.groups) {
+    JsonArray patterns;
+    for (const char *pattern : group.patterns)
+      patterns.push_back(pattern);
+    JsonObject settings;
+    for (const auto &[name, values] : group.settings) {
+      JsonArray list;
+      for (double v : values)
+        list.push_back(v);
+      settings.emplace_back(name, std::move(list));
+    }
+    groups.push_back(JsonObject{{"name", group.name},
+                                {"rule", spec.rules.at(group.rule).name},
+                                {"patterns", std::move(patterns)},
+                                {"where", group.where != nullptr},
+                                {"settings", std::move(settings)}});
+  }
+  return writeJson(JsonObject{
+      {"name", spec.name},
+      {"distribution",
+       spec.distribution == Distribution::Zero2 ? "zero2" : "none"},
+      {"rules", std::move(rules)},
+      {"groups", std::move(groups)}});
+}
+
+} // namespace
+
+extern "C" {
+
+int32_t optgen_capi_version(void) { return OPTGEN_CAPI_VERSION; }
+
+const char *optgen_last_error(void) { return lastError.c_str(); }
+
+int optgen_optimizer_create(optgen_factory factory, optgen_optimizer **out) {
+  return guarded([&] {
+    checked(out, "the handle's address");
+    *out = nullptr;
+    if (!factory)
+      throw Error("the factory is null");
+    auto optimizer = std::make_unique<optgen_optimizer>();
+    optimizer->front.reset(static_cast<OptimizerFront *>(factory()));
+    if (!optimizer->front)
+      throw Error("the factory made no optimizer");
+    *out = optimizer.release();
+  });
+}
+
+void optgen_optimizer_destroy(optgen_optimizer *optimizer) {
+  delete optimizer;
+}
+
+int optgen_spec_json(optgen_optimizer *optimizer, const char **json) {
+  return guarded([&] {
+    optgen_optimizer &o = checked(optimizer, "the optimizer");
+    o.text = specJson(o.front->spec());
+    checked(json, "the result's address") = o.text.c_str();
+  });
+}
+
+int optgen_add_group(optgen_optimizer *optimizer, const char *name,
+                     const char *rule) {
+  return guarded([&] {
+    checked(optimizer, "the optimizer")
+        .front->addGroup(text(name, "the group's name"),
+                         text(rule, "the group's rule"));
+  });
+}
+
+int optgen_add_parameter(optgen_optimizer *optimizer, const char *name,
+                         const optgen_tensor *param, const optgen_tensor *grad,
+                         const char *group) {
+  return guarded([&] {
+    optgen_optimizer &o = checked(optimizer, "the optimizer");
+    std::string paramName = text(name, "the parameter's name");
+    TensorView p = viewOf(param, "parameter '" + paramName + "'");
+    TensorView g = viewOf(grad, "the gradient of '" + paramName + "'");
+    if (group && *group)
+      o.front->addParameter(paramName, std::move(p), std::move(g), group);
+    else
+      o.front->addParameter(paramName, std::move(p), std::move(g));
+  });
+}
+
+int optgen_set_collectives(optgen_optimizer *optimizer,
+                           const optgen_collectives *collectives) {
+  return guarded([&] {
+    checked(optimizer, "the optimizer")
+        .front->setCommunicator(makeCallbackCommunicator(
+            checked(collectives, "the collectives table")));
+  });
+}
+
+int optgen_skip_nonfinite(optgen_optimizer *optimizer) {
+  return guarded([&] {
+    checked(optimizer, "the optimizer")
+        .front->setNonFinitePolicy(NonFinitePolicy::Skip);
+  });
+}
+
+int optgen_finalize(optgen_optimizer *optimizer) {
+  return guarded([&] { checked(optimizer, "the optimizer").front->finalize(); });
+}
+
+int optgen_set_hyper(optgen_optimizer *optimizer, const char *group,
+                     const char *name, const double *values, int64_t count) {
+  return guarded([&] {
+    if (count < 0 || (count > 0 && !values))
+      throw Error("hyperparameter '" + text(name, "the name") +
+                  "' is given no values");
+    checked(optimizer, "the optimizer")
+        .front->setHyper(text(group, "the group"), text(name, "the name"),
+                         std::vector<double>(values, values + count));
+  });
+}
+
+int optgen_get_hyper(optgen_optimizer *optimizer, const char *group,
+                     const char *name, double *values, int64_t capacity,
+                     int64_t *count) {
+  return guarded([&] {
+    std::vector<double> found =
+        checked(optimizer, "the optimizer")
+            .front->hyperValues(text(group, "the group"),
+                                text(name, "the name"));
+    checked(count, "the count's address") =
+        static_cast<int64_t>(found.size());
+    if (capacity > 0 && !values)
+      throw Error("the values' address is null");
+    for (size_t i = 0; i < found.size() && static_cast<int64_t>(i) < capacity;
+         ++i)
+      values[i] = found[i];
+  });
+}
+
+int optgen_rebind(optgen_optimizer *optimizer, const char *name,
+                  const optgen_tensor *param, const optgen_tensor *grad) {
+  return guarded([&] {
+    std::string paramName = text(name, "the parameter's name");
+    checked(optimizer, "the optimizer")
+        .front->rebind(paramName,
+                       viewOf(param, "parameter '" + paramName + "'"),
+                       viewOf(grad, "the gradient of '" + paramName + "'"));
+  });
+}
+
+int optgen_step(optgen_optimizer *optimizer) {
+  return guarded([&] { checked(optimizer, "the optimizer").front->step(); });
+}
+
+int optgen_group_of(optgen_optimizer *optimizer, const char *param,
+                    const char **group) {
+  return guarded([&] {
+    optgen_optimizer &o = checked(optimizer, "the optimizer");
+    o.text = o.front->groupOf(text(param, "the parameter's name"));
+    checked(group, "the result's address") = o.text.c_str();
+  });
+}
+
+int optgen_step_count(optgen_optimizer *optimizer, const char *param,
+                      int64_t *steps) {
+  return guarded([&] {
+    checked(steps, "the result's address") =
+        checked(optimizer, "the optimizer")
+            .front->stepCount(text(param, "the parameter's name"));
+  });
+}
+
+int optgen_skipped_steps(optgen_optimizer *optimizer, int64_t *steps) {
+  return guarded([&] {
+    checked(steps, "the result's address") =
+        checked(optimizer, "the optimizer").front->skippedSteps();
+  });
+}
+
+int optgen_state_bytes(optgen_optimizer *optimizer, int64_t *bytes) {
+  return guarded([&] {
+    checked(bytes, "the result's address") =
+        checked(optimizer, "the optimizer").front->stateBytes();
+  });
+}
+
+int optgen_describe_plan(optgen_optimizer *optimizer, const char **plan) {
+  return guarded([&] {
+    optgen_optimizer &o = checked(optimizer, "the optimizer");
+    o.text = o.front->describePlan();
+    checked(plan, "the result's address") = o.text.c_str();
+  });
+}
+
+int optgen_save_state(optgen_optimizer *optimizer, const char *path) {
+  return guarded([&] {
+    checked(optimizer, "the optimizer")
+        .front->saveState(text(path, "the path"));
+  });
+}
+
+int optgen_load_state(optgen_optimizer *optimizer, const char *path) {
+  return guarded([&] {
+    checked(optimizer, "the optimizer")
+        .front->loadState(text(path, "the path"));
+  });
+}
+
+int optgen_export_state(optgen_optimizer *optimizer, optgen_checkpoint **out) {
+  return guarded([&] {
+    checked(out, "the checkpoint's address");
+    *out = nullptr;
+    OptimizerFront::Checkpoint exported =
+        checked(optimizer, "the optimizer").front->exportState();
+    auto checkpoint = std::make_unique<optgen_checkpoint>();
+    checkpoint->metadata = std::move(exported.metadata);
+    checkpoint->owned = std::move(exported.tensors);
+    for (auto &[name, tensor] : checkpoint->owned)
+      checkpoint->views.emplace(name, tensor.view());
+    *out = checkpoint.release();
+  });
+}
+
+int optgen_import_state(optgen_optimizer *optimizer,
+                        const optgen_checkpoint *checkpoint,
+                        const char *source) {
+  return guarded([&] {
+    const optgen_checkpoint &c = checked(checkpoint, "the checkpoint");
+    checked(optimizer, "the optimizer")
+        .front->importState(c.metadata, c.views,
+                            source && *source ? source : "the checkpoint");
+  });
+}
+
+optgen_checkpoint *optgen_checkpoint_create(void) {
+  return new optgen_checkpoint();
+}
+
+void optgen_checkpoint_destroy(optgen_checkpoint *checkpoint) {
+  delete checkpoint;
+}
+
+int optgen_checkpoint_metadata(optgen_checkpoint *checkpoint,
+                               const char **json) {
+  return guarded([&] {
+    optgen_checkpoint &c = checked(checkpoint, "the checkpoint");
+    JsonObject object;
+    for (const auto &[key, value] : c.metadata)
+      object.emplace_back(key, value);
+    c.text = writeJson(std::move(object));
+    checked(json, "the result's address") = c.text.c_str();
+  });
+}
+
+int optgen_checkpoint_set_metadata(optgen_checkpoint *checkpoint,
+                                   const char *json) {
+  return guarded([&] {
+    optgen_checkpoint &c = checked(checkpoint, "the checkpoint");
+    JsonValue object =
+        parseJson(text(json, "the metadata"), "the checkpoint's metadata");
+    if (!object.isObject())
+      throw Error("the checkpoint's metadata is not a JSON object");
+    std::map<std::string, std::string> metadata;
+    for (const auto &[key, value] : object.asObject()) {
+      if (!value.isString())
+        throw Error("the checkpoint's metadata '" + key +
+                    "' is not a string");
+      metadata[key] = value.asString();
+    }
+    c.metadata = std::move(metadata);
+  });
+}
+
+int64_t optgen_checkpoint_tensor_count(const optgen_checkpoint *checkpoint) {
+  return checkpoint ? static_cast<int64_t>(checkpoint->views.size()) : 0;
+}
+
+int optgen_checkpoint_tensor(const optgen_checkpoint *checkpoint,
+                             int64_t index, const char **name,
+                             optgen_tensor *tensor) {
+  return guarded([&] {
+    const optgen_checkpoint &c = checked(checkpoint, "the checkpoint");
+    if (index < 0 || index >= static_cast<int64_t>(c.views.size()))
+      throw Error("the checkpoint has " + std::to_string(c.views.size()) +
+                  " tensors, not one at " + std::to_string(index));
+    auto it = std::next(c.views.begin(), index);
+    checked(name, "the name's address") = it->first.c_str();
+    checked(tensor, "the tensor's address") = tensorOf(it->second);
+  });
+}
+
+int optgen_checkpoint_add_tensor(optgen_checkpoint *checkpoint,
+                                 const char *name,
+                                 const optgen_tensor *tensor) {
+  return guarded([&] {
+    optgen_checkpoint &c = checked(checkpoint, "the checkpoint");
+    std::string tensorName = text(name, "the tensor's name");
+    if (!c.owned.empty())
+      throw Error("tensors are added to a checkpoint to import, not to an "
+                  "exported one");
+    if (!c.views
+             .emplace(tensorName,
+                      viewOf(tensor, "tensor '" + tensorName + "'"))
+             .second)
+      throw Error("the checkpoint has tensor '" + tensorName + "' already");
+  });
+}
+
+} // extern "C"
