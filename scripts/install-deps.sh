@@ -9,6 +9,9 @@ packages=(
   libgtest-dev libopenblas-dev libopenblas-openmp-dev openmpi-bin libopenmpi-dev
   # The fuzzers (libFuzzer is clang's) and the sanitizer suite.
   clang libclang-rt-14-dev libasan8 libubsan1
+  # The Python package (python/) and its tests: Debian's PyTorch (CPU),
+  # pytest and pip (with setuptools and wheel) for /usr/bin/python3.
+  python3-torch python3-pytest python3-pip
 )
 
 missing=()
