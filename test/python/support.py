@@ -18,9 +18,10 @@ NANOCHAT = SOURCE / "examples" / "nanochat.opt"
 NANOCHAT_6ED7D1D = SOURCE / "examples" / "nanochat_6ed7d1d.opt"
 F32 = {"compute": "f32"}
 
+# The golden cases' gates (check_golden.py) and the numeric tests' reader.
 sys.path.insert(0, str(SOURCE / "test" / "golden"))
 sys.path.insert(0, str(SOURCE / "test" / "numeric"))
-from check_golden import tolerance  # noqa: E402  (the README's gates)
+import compare  # noqa: E402
 import safetensors_io  # noqa: E402
 
 def read_safetensors(path) -> tuple[dict, dict]:
@@ -32,12 +33,9 @@ def read_safetensors(path) -> tuple[dict, dict]:
 
 
 def update_error(initial, out, expect) -> float:
-    """|(out - p0) - (expect - p0)| / |expect - p0|, in f64 (README's rel)."""
-    initial, out, expect = (t.double() for t in (initial, out, expect))
-    want = expect - initial
-    diff = (out - initial - want).norm()
-    reference = want.norm()
-    return float(diff / reference) if reference > 0 else float(diff)
+    """The README's rel, as the numeric tests compute it."""
+    return compare.update_error(*(t.flatten().tolist()
+                                  for t in (initial, out, expect)))
 
 
 # ----- a tiny GPT-like model, named as nanochat names its parameters --------
