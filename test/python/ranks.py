@@ -55,3 +55,22 @@ def train(rank: int, size: int, store: str, out: str) -> None:
     result["missing"] = error_of(opt.step)
     torch.save(result, out)
     dist.destroy_process_group()
+
+
+def fail_in_step(rank: int, size: int, store: str) -> None:
+    """Steps once; then the last rank's all-gathers fail inside the next
+    step, where the other ranks wait for it."""
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank,
+                            world_size=size,
+                            timeout=datetime.timedelta(seconds=60))
+    model = TinyGPT()
+    opt = optgen.Optimizer(nanochat_param_groups(model), spec=NANOCHAT,
+                           defines=F32, names=model.named_parameters())
+    for step in range(2):
+        rank_backward(model, step, rank, size)
+        if step == 1 and rank == size - 1:
+            def broken(*args, **kwargs):
+                raise RuntimeError("the network is down")
+            dist.all_gather = broken
+        opt.step()

@@ -5,10 +5,11 @@ with the same averaged gradients; bit for bit, because the mean of two
 ranks' gradients is one sum of two floats, whatever the order, and the
 runtime's distributed step computes each update as one rank does. A
 state_dict saved at 2 ranks holds all of the state on each and resumes at
-one."""
+one. A failure inside a step ends the job, never hangs it."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.multiprocessing as mp
 
@@ -70,6 +71,19 @@ def test_two_ranks_step_as_one_process_does(tmp_path):
     for name, value in model.state_dict().items():
         assert torch.equal(results[0]["model"][name], value), \
             f"'{name}' resumed in one process differs from the ranks'"
+
+
+def test_a_collective_that_fails_inside_a_step_ends_the_ranks(tmp_path, capfd):
+    # The other ranks wait inside the step's collectives: the failing rank
+    # says why and ends the job, with status 1, rather than leave them hung.
+    with pytest.raises(mp.ProcessExitedException, match="exit code 1"):
+        mp.spawn(ranks.fail_in_step, args=(SIZE, str(tmp_path / "store")),
+                 nprocs=SIZE)
+    err = capfd.readouterr().err
+    assert ("optgen: error: rank 1: the caller's all_gather failed: "
+            "RuntimeError: the network is down") in err, err
+    assert ("rank 1 failed inside a step of optimizer 'nanochat_muon_adamw'; "
+            "ending all 2 ranks") in err, err
 
 
 def _rank(rank, store, outputs):
