@@ -243,6 +243,7 @@ TEST(CApiTest, ErrorsAreStatusesWithMessages) {
   // A success clears the message.
   ASSERT_OK(optgen_set_hyper(optimizer, "rest", "lr", &lr, 1));
   EXPECT_STREQ(optgen_last_error(), "");
+  optgen_optimizer_destroy(optimizer);
   EXPECT_EQ(optgen_optimizer_create(nullptr, &optimizer), OPTGEN_ERROR);
   EXPECT_STREQ(optgen_last_error(), "the factory is null");
   EXPECT_EQ(optimizer, nullptr);
