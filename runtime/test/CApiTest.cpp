@@ -239,7 +239,8 @@ TEST(CApiTest, ErrorsAreStatusesWithMessages) {
   double lr = 1;
   EXPECT_EQ(optgen_set_hyper(optimizer, "rest", "beta", &lr, 1), OPTGEN_ERROR);
   EXPECT_STREQ(optgen_last_error(),
-               "group 'rest' (rule 'sgd') has no hyperparameter 'beta'");
+               "group 'rest' (rule 'sgd') has no hyperparameter 'beta'; its "
+               "hyperparameters are lr");
   // A success clears the message.
   ASSERT_OK(optgen_set_hyper(optimizer, "rest", "lr", &lr, 1));
   EXPECT_STREQ(optgen_last_error(), "");

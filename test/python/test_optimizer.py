@@ -182,9 +182,9 @@ def test_errors_say_what_to_do():
                        "parameters, one of adamw, muon"):
         optgen.Optimizer([dict(kind="adam", params=[model.lm_head.weight])],
                          spec=NANOCHAT, defines=F32)
-    with pytest.raises(ValueError, match="param_groups\\[0\\] sets 'beta', which "
-                       "rule 'adamw' has no hyperparameter of; it has lr, "
-                       "betas, eps, weight_decay"):
+    with pytest.raises(optgen.OptgenError, match="group 'param_groups\\[0\\]' "
+                       "\\(rule 'adamw'\\) has no hyperparameter 'beta'; its "
+                       "hyperparameters are lr, betas, eps, weight_decay"):
         optgen.Optimizer([dict(kind="adamw", params=[model.lm_head.weight],
                                lr=0.1, beta=0.9)], spec=NANOCHAT, defines=F32)
     with pytest.raises(TypeError, match="param_groups\\[0\\]'s 'betas' \\(rule "

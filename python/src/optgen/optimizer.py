@@ -188,15 +188,13 @@ class Optimizer(torch.optim.Optimizer):
                     f"{', '.join(sorted(self._rules))}")
             rule = self._rules[kind]
             known = {hyper["name"]: hyper for hyper in rule["hypers"]}
-            for key in group:
-                if key not in ("kind", "params") and key not in known:
-                    raise ValueError(
-                        f"{where} sets {key!r}, which rule '{kind}' has no "
-                        f"hyperparameter of; it has "
-                        f"{', '.join(known) or 'none'}")
             members = group.get("params", ())
             members = [members] if isinstance(members, torch.Tensor) else list(members)
             self._native.add_group(where, kind)
+            for key in group:
+                if key not in ("kind", "params") and key not in known:
+                    # The runtime's error: the key, the rule's hyperparameters.
+                    self._native.hyper(where, key)
             torch_group = {"kind": kind}
             for name, hyper in known.items():
                 if name in group:
