@@ -41,7 +41,7 @@ from checks import Checks  # noqa: E402
 INSTALLED = [
     r"bin/optgen(-opt|-translate)?",
     r"include/optgen/runtime/\w+\.h",
-    r"lib/liboptgen_runtime_(core|cpu|mpi|runner|cuda|nccl)\.a",
+    r"lib/liboptgen_runtime_(core|cpu|mpi|runner|capi|cuda|nccl)\.a",
     r"lib/cmake/optgen/(optgenConfig|optgenConfigVersion|optgenTargets(-\w+)?"
     r"|OptgenDependencies|OptgenOptimizer)\.cmake",
 ]

@@ -7,11 +7,11 @@ folder. Each entry is built under a lock, so that processes starting
 together (the ranks of one job) build it once and the others wait, and is
 trusted only once its stamp says the build completed.
 
-Where optgen is: $OPTGEN_ROOT, optgen's build folder (holding bin/optgen),
-else the build folder of the `optgen` on PATH. A spec's library links that
-build's runtime, whose targets the build exports for this package
-(python/optgen-runtime-targets.cmake), so that compiling a spec compiles its
-generated code alone.
+Where optgen is: $OPTGEN_ROOT, else the prefix of the `optgen` on PATH:
+either an installed optgen (`cmake --install`: bin/optgen and the CMake
+package lib/cmake/optgen), whose package a spec's library is built on, or
+optgen's build folder, which is first installed into the cache (once per
+optgen binary and runtime archives) and used as installed.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -41,10 +40,14 @@ class BuildError(RuntimeError):
 
 @dataclass(frozen=True)
 class Installation:
-    """The optgen a spec is compiled with, and the runtime it links."""
+    """An installed optgen: its prefix, what identifies it."""
 
-    optgen: Path
-    runtime_targets: Path
+    prefix: Path
+    identity: str
+
+    @property
+    def optgen(self) -> Path:
+        return self.prefix / "bin" / "optgen"
 
 
 def _cache_root() -> Path:
@@ -56,30 +59,32 @@ def _cache_root() -> Path:
 
 
 def find_installation() -> Installation:
-    """The optgen to compile with, and its build's runtime."""
+    """The installed optgen to compile with (a build folder installed into
+    the cache first)."""
     root = os.environ.get("OPTGEN_ROOT")
     if root:
-        optgen = Path(root) / "bin" / "optgen"
-        if not optgen.is_file():
+        root = Path(root)
+        if not (root / "bin" / "optgen").is_file():
             raise BuildError(
                 f"OPTGEN_ROOT is '{root}', which has no bin/optgen: set it to "
-                "optgen's build folder")
+                "optgen's install prefix or its build folder")
     else:
         found = shutil.which("optgen")
         if not found:
             raise BuildError(
                 "optgen is not on PATH and OPTGEN_ROOT is not set: set "
-                "OPTGEN_ROOT to optgen's build folder (the one holding "
-                "bin/optgen)")
-        optgen = Path(found).resolve()
-    targets = optgen.parent.parent / "python" / "optgen-runtime-targets.cmake"
-    if not targets.is_file():
-        raise BuildError(
-            f"'{optgen.parent.parent}' has no python/optgen-runtime-targets.cmake: "
-            "it is not optgen's build folder, or one configured before this "
-            "package; build optgen (scripts/build.sh) and point OPTGEN_ROOT "
-            "at its build folder")
-    return Installation(optgen, targets)
+                "OPTGEN_ROOT to optgen's install prefix (cmake --install) or "
+                "its build folder")
+        root = Path(found).resolve().parent.parent
+    if (root / "lib" / "cmake" / "optgen" / "optgenConfig.cmake").is_file():
+        return Installation(root, _identity(root / "bin" / "optgen",
+                                            root / "lib"))
+    if (root / "CMakeCache.txt").is_file():
+        return _install(root)
+    raise BuildError(
+        f"'{root}' is neither an installed optgen (no "
+        "lib/cmake/optgen/optgenConfig.cmake) nor optgen's build folder (no "
+        "CMakeCache.txt)")
 
 
 def _hash_file(hasher: "hashlib._Hash", path: Path, name: str = "") -> None:
@@ -138,14 +143,36 @@ def _stamp(path: Path) -> str:
     return hasher.hexdigest()
 
 
-def _runtime_key(installation: Installation) -> str:
-    """What a library links of the runtime: the exported targets and the
-    libraries they name."""
-    text = installation.runtime_targets.read_text()
-    hasher = hashlib.sha256(text.encode())
-    for library in sorted(set(re.findall(r'IMPORTED_LOCATION\w* "([^"]+)"', text))):
-        _hash_file(hasher, Path(library), library)
+def _identity(optgen: Path, archives: Path) -> str:
+    """What a library built on an optgen is made of: the compiler and the
+    runtime's archives under `archives`."""
+    hasher = hashlib.sha256(f"optgen {_CACHE_FORMAT}\0".encode())
+    _hash_file(hasher, optgen, "optgen")
+    for archive in sorted(archives.rglob("liboptgen_runtime_*.a")):
+        _hash_file(hasher, archive, archive.name)
     return hasher.hexdigest()
+
+
+def _install(build: Path) -> Installation:
+    """optgen's build folder, installed into the cache (`cmake --install`)
+    once per optgen binary and runtime archives."""
+    identity = _identity(build / "bin" / "optgen", build / "runtime")
+    entry = _cache_root() / "python" / f"optgen-{identity[:16]}"
+    prefix, stamp = entry / "prefix", entry / "installed.ok"
+    installation = Installation(prefix, identity)
+    if stamp.is_file() and stamp.read_text() == identity:
+        return installation
+    with _locked(entry, f"an install of '{build}'"):
+        if stamp.is_file() and stamp.read_text() == identity:
+            return installation
+        _log(f"installing optgen's build folder {build} into {prefix}")
+        shutil.rmtree(prefix, ignore_errors=True)
+        log = entry / "install.log"
+        log.write_text("")
+        _run(["cmake", "--install", str(build), "--prefix", str(prefix)], log,
+             f"installing optgen's build folder '{build}'")
+        stamp.write_text(identity)
+    return installation
 
 
 @dataclass(frozen=True)
@@ -175,15 +202,13 @@ def compile_spec(spec: str | os.PathLike, defines: Mapping[str, object] = (),
             "(CUDA tensors are not stepped yet)")
     defines = dict(defines)
     installation = find_installation()
-    runtime_key = _runtime_key(installation)
 
     hasher = hashlib.sha256(f"library {_CACHE_FORMAT}\0".encode())
     hasher.update(f"capi {capi.VERSION}\0target {target}\0".encode())
     hasher.update(spec.read_bytes() + b"\0")
     for key in sorted(defines):
         hasher.update(f"-D{key}={defines[key]}\0".encode())
-    _hash_file(hasher, installation.optgen)
-    hasher.update(runtime_key.encode() + b"\0")
+    hasher.update(installation.identity.encode() + b"\0")
     _hash_tree(hasher, _CMAKE_DIR / "library")
     entry = _cache_root() / "python" / f"{spec.stem}-{hasher.hexdigest()[:16]}"
     stamp = entry / "library.ok"
@@ -192,7 +217,7 @@ def compile_spec(spec: str | os.PathLike, defines: Mapping[str, object] = (),
         if not stamp.is_file():
             return None
         name, _, digest = stamp.read_text().partition("\n")
-        path = entry / "build" / f"liboptgen_{name}.so"
+        path = entry / "build" / "liboptgen_python.so"
         if path.is_file() and digest == _stamp(path):
             return Library(path, name)
         return None
@@ -208,28 +233,22 @@ def compile_spec(spec: str | os.PathLike, defines: Mapping[str, object] = (),
         _log(f"compiling {shown} for this process (once: cached in {entry})")
         log = entry / "build.log"
         log.write_text("")
-        generated, build = entry / "generated", entry / "build"
-        shutil.rmtree(generated, ignore_errors=True)
+        build = entry / "build"
         shutil.rmtree(build, ignore_errors=True)
-        command = [str(installation.optgen), "compile", str(spec),
-                   f"--target={target}", "-o", str(generated)]
-        for key in sorted(defines):
-            command += ["-D", f"{key}={defines[key]}"]
-        _run(command, log, f"optgen compile {shown}")
-        runners = sorted(generated.glob("*_runner.cpp"))
-        if len(runners) != 1:
-            raise BuildError(f"optgen compile wrote {len(runners)} runners "
-                             f"into {generated}, not one")
-        name = runners[0].name[: -len("_runner.cpp")]
         _run(["cmake", "-S", str(_CMAKE_DIR / "library"), "-B", str(build),
               *_generator(), "-DCMAKE_BUILD_TYPE=Release",
-              f"-DOPTGEN_GENERATED_DIR={generated}",
-              f"-DOPTGEN_OPTIMIZER={name}",
-              f"-DOPTGEN_RUNTIME_TARGETS={installation.runtime_targets}"],
+              f"-DCMAKE_PREFIX_PATH={installation.prefix}",
+              f"-DOPTGEN_SPEC={spec.resolve()}",
+              "-DOPTGEN_DEFINES=" + ";".join(f"{k}={v}" for k, v in sorted(defines.items()))],
              log, f"configuring the library of {shown}")
-        _run(["cmake", "--build", str(build)], log,
-             f"building the library of {shown}")
-        path = build / f"liboptgen_{name}.so"
+        _run(["cmake", "--build", str(build)], log, f"compiling {shown}")
+        # The generated files name the optimizer (as its factory does).
+        runners = sorted((build / "optgen_python").glob("*_runner.cpp"))
+        if len(runners) != 1:
+            raise BuildError(f"optgen wrote {len(runners)} runners into "
+                             f"{build / 'optgen_python'}, not one")
+        name = runners[0].name[: -len("_runner.cpp")]
+        path = build / "liboptgen_python.so"
         stamp.write_text(f"{name}\n{_stamp(path)}")
         _log(f"compiled {shown}")
         return Library(path, name)
