@@ -1,6 +1,7 @@
 """The package as a user installs it: a wheel built from python/ with the
 ecosystem's tools (pip and setuptools, offline), installed into a folder of
-its own, from which a fresh interpreter compiles a spec and steps."""
+its own, from which a fresh interpreter compiles a spec and steps, on an
+installed optgen (the prefix this build folder was installed into)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import shutil
 import subprocess
 import sys
 
+import optgen.build
 from support import SOURCE
 
 
@@ -35,7 +37,10 @@ def test_the_wheel_installs_and_steps(tmp_path):
         "opt.step()\n"
         "print(optgen.__file__)\n"
         "print(float(w[0, 0]))\n")
-    environment = dict(os.environ, PYTHONPATH=str(site))
+    installed = optgen.build.find_installation().prefix
+    assert (installed / "lib" / "cmake" / "optgen" / "optgenConfig.cmake").is_file()
+    environment = dict(os.environ, PYTHONPATH=str(site),
+                       OPTGEN_ROOT=str(installed))
     ran = subprocess.run([sys.executable, "-c", program], env=environment,
                          check=True, capture_output=True, text=True)
     where, value = ran.stdout.split()
