@@ -67,14 +67,15 @@ def MarkSymmetric : Pass<"optgen-mark-symmetric", "optgen::RuleOp"> {
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
-def SetAccumulators : Pass<"optgen-set-accumulators", "optgen::RuleOp"> {
+def SetAccumulators : Pass<"optgen-set-accumulators"> {
   let summary = "Name the type every reduction accumulates in";
   let description = [{
-    Sets `accumulator` on each `optgen.reduce` that has none, so that what
-    a printed kernel accumulates in is decided here, not by a printer: f32
-    (the dialect's semantics, what GPUs use) or f64 (the CPU target's
-    choice: on the CPU a wider sum costs little and stays closer to the fp64
-    reference).
+    Sets `accumulator` on each `optgen.reduce` and `optgen.reduce_params`
+    (a global's partials) that has none, in the op it runs on (a rule or a
+    global), so that what printed code accumulates in is decided here, not
+    by a printer: f32 (the dialect's semantics, what GPUs use) or f64 (the
+    CPU target's choice: on the CPU a wider sum costs little and stays
+    closer to the fp64 reference).
   }];
   let options = [
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",

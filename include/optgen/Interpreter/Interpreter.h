@@ -54,6 +54,7 @@
 namespace optgen {
 class RuleOp;
 class GroupOp;
+class OptimizerOp;
 } // namespace optgen
 
 namespace optgen::interp {
@@ -86,6 +87,14 @@ struct Value {
 /// A hyperparameter's value: a float, an int, or a tuple of numbers.
 using HyperValue = std::variant<double, int64_t, std::vector<double>>;
 using HyperMap = llvm::StringMap<HyperValue>;
+
+/// The globals of one step (`optgen.global`), by name, as rules read them.
+using GlobalMap = llvm::StringMap<double>;
+
+/// One parameter of a step as the globals see it: its value and gradient.
+struct GlobalInput {
+  const Value *param, *grad;
+};
 
 /// One parameter and what the optimizer keeps for it between steps.
 struct ParamState {
@@ -121,18 +130,29 @@ std::string formatShape(llvm::ArrayRef<int64_t> shape);
 /// Runs `rule` once. `param` and `grad` are tensors of one shape (their
 /// element type is the rule's, f32); `states` are the states at the start of
 /// the step (empty: zeros); `step` is the 1-based step count; `hypers` give
-/// hyperparameter values, the rule's defaults filling in the rest.
+/// hyperparameter values, the rule's defaults filling in the rest;
+/// `globals` the values of the globals it reads.
 mlir::FailureOr<RuleResult> evaluateRule(RuleOp rule, const Value &param,
                                          const Value &grad,
                                          llvm::ArrayRef<Value> states,
-                                         int64_t step, const HyperMap &hypers);
+                                         int64_t step, const HyperMap &hypers,
+                                         const GlobalMap &globals = {});
 
 /// One step of `rule` on one parameter: increments `state.step`, then
 /// replaces `state.param` and `state.states` with their new values. On
 /// failure `state` is left unchanged.
 mlir::LogicalResult stepRule(RuleOp rule, ParamState &state,
                              llvm::ArrayRef<double> grad,
-                             const HyperMap &hypers);
+                             const HyperMap &hypers,
+                             const GlobalMap &globals = {});
+
+/// The value of every global of `optimizer` in a step over `inputs` (every
+/// parameter of the step, in its order): each `optgen.reduce_params` runs
+/// its math on every parameter and accumulates every element in double,
+/// parameter after parameter, and rounds once to its element type; the
+/// math after the reductions runs once. Failure after an error at the op.
+mlir::FailureOr<GlobalMap> evaluateGlobals(OptimizerOp optimizer,
+                                           llvm::ArrayRef<GlobalInput> inputs);
 
 /// Whether a parameter of `shape` satisfies `group`'s `where` region (true
 /// when it has none). Name patterns are not this function's business.

@@ -39,7 +39,7 @@ namespace {
 bool isTensor(Value v) { return isa<SymbolicTensorType>(v.getType()); }
 
 //===----------------------------------------------------------------------===//
-// One rule (or a `where` condition, or a state-shape function)
+// One rule (or a `where` condition, a state-shape function, the globals)
 //===----------------------------------------------------------------------===//
 
 class RuleEmitter : StatementPrinter {
@@ -52,6 +52,11 @@ public:
   LogicalResult emitRule(RuleOp rule);
   LogicalResult emitStateShapes(RuleOp rule);
   LogicalResult emitWhere(GroupOp group, StringRef function);
+  /// GlobalsSpec::contribution and GlobalsSpec::finish of the optimizer's
+  /// globals, as `function`.
+  LogicalResult emitGlobalContribution(OptimizerOp optimizer,
+                                       StringRef function);
+  LogicalResult emitGlobalFinish(OptimizerOp optimizer, StringRef function);
 
 private:
   const CpuEmitOptions &options;
@@ -82,6 +87,12 @@ private:
   std::string memoryOf(BufferAttr buffer);
   /// Declares the workspace slots' pointers for the rule's body.
   void emitWorkspacePointers(RuleOp rule);
+  /// The constants (and math on them alone) of the globals that `ops` read,
+  /// as statements, in order.
+  LogicalResult emitGlobalConstants(
+      OptimizerOp optimizer,
+      const llvm::DenseMap<Operation *, GlobalPart> &parts,
+      ArrayRef<Operation *> ops);
 
   std::vector<std::string> slotNames; ///< per workspace slot, its pointer
 };
@@ -207,6 +218,20 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
       })
       .Case([&](StepOp step) {
         exprs[step] = "call.step";
+        return success();
+      })
+      .Case([&](GlobalValueOp global) {
+        auto optimizer = global->getParentOfType<OptimizerOp>();
+        int64_t index = 0;
+        for (GlobalOp g : optimizer.getBlock().getOps<GlobalOp>()) {
+          if (g.getSymName() == global.getGlobal())
+            break;
+          ++index;
+        }
+        std::string name = nameFor(global, "global");
+        line() << "const float " << name << " = call.globals[" << index
+               << "];\n";
+        exprs[global] = name;
         return success();
       })
       .Case([&](ConstantOp constant) -> LogicalResult {
@@ -1174,6 +1199,184 @@ LogicalResult RuleEmitter::emitWhere(GroupOp group, StringRef function) {
   return success();
 }
 
+/// The parts of the ops of every global of `optimizer`, or failure.
+static FailureOr<llvm::DenseMap<Operation *, GlobalPart>>
+globalParts(OptimizerOp optimizer) {
+  llvm::DenseMap<Operation *, GlobalPart> parts;
+  for (GlobalOp global : optimizer.getBlock().getOps<GlobalOp>()) {
+    FailureOr<llvm::DenseMap<Operation *, GlobalPart>> own =
+        classifyGlobalBody(global);
+    if (failed(own))
+      return failure();
+    parts.insert(own->begin(), own->end());
+  }
+  return parts;
+}
+
+LogicalResult RuleEmitter::emitGlobalConstants(
+    OptimizerOp optimizer, const llvm::DenseMap<Operation *, GlobalPart> &parts,
+    ArrayRef<Operation *> ops) {
+  llvm::SmallPtrSet<Operation *, 8> needed;
+  SmallVector<Operation *> worklist(ops.begin(), ops.end());
+  while (!worklist.empty())
+    for (Value operand : worklist.pop_back_val()->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && parts.lookup(def) == GlobalPart::Constant &&
+          needed.insert(def).second)
+        worklist.push_back(def);
+  for (GlobalOp global : optimizer.getBlock().getOps<GlobalOp>())
+    for (Operation &op : global.getBlock().without_terminator())
+      if (needed.contains(&op) && failed(emitOp(&op)))
+        return failure();
+  return success();
+}
+
+LogicalResult RuleEmitter::emitGlobalContribution(OptimizerOp optimizer,
+                                                  StringRef function) {
+  FailureOr<llvm::DenseMap<Operation *, GlobalPart>> parts =
+      globalParts(optimizer);
+  if (failed(parts))
+    return failure();
+  SmallVector<GlobalOp> globals(optimizer.getBlock().getOps<GlobalOp>());
+  bool readsParam = llvm::any_of(globals, [](GlobalOp g) {
+    return !g.getBlock().getArgument(0).use_empty();
+  });
+  bool readsGrad = llvm::any_of(globals, [](GlobalOp g) {
+    return !g.getBlock().getArgument(1).use_empty();
+  });
+  for (StringRef reserved : {"param", "grad", "count", "partials", "k"})
+    (void)names.unique(reserved);
+  os << "// The globals' partials of `count` elements of one parameter (or of "
+        "a part of\n// it), one per reduction across parameters, each "
+        "accumulated in the type the IR\n// names.\n";
+  os << "OPTGEN_STEP_CLONES void " << function << "(const float *"
+     << (readsParam ? "param" : "") << ", const float *"
+     << (readsGrad ? "grad" : "")
+     << ", int64_t count, double *partials) {\n";
+  SmallVector<Operation *> perParameter;
+  SmallVector<ReduceParamsOp> reductions = getGlobalPartials(optimizer);
+  for (GlobalOp global : globals)
+    for (Operation &op : global.getBlock().without_terminator())
+      if (parts->lookup(&op) == GlobalPart::PerParameter ||
+          isa<ReduceParamsOp>(op))
+        perParameter.push_back(&op);
+  if (failed(emitGlobalConstants(optimizer, *parts, perParameter)))
+    return failure();
+  SmallVector<std::string> accumulators;
+  for (ReduceParamsOp reduce : reductions) {
+    if (!reduce.getAccumulator())
+      return reduce.emitError("the CPU emitter needs the accumulator type; "
+                              "run --optgen-set-accumulators first");
+    Type type = *reduce.getAccumulator();
+    accumulators.push_back(names.unique("acc"));
+    line() << cType(type) << " " << accumulators.back() << " = "
+           << (reduce.getKind() == ReduceKind::max
+                   ? "-std::numeric_limits<" + cType(type).str() +
+                         ">::infinity()"
+                   : floatLiteral(0, type.isF64()))
+           << ";\n";
+  }
+  line() << "OPTGEN_SIMD(";
+  for (auto [i, reduce] : llvm::enumerate(reductions))
+    os << (i ? " " : "") << "reduction("
+       << (reduce.getKind() == ReduceKind::max ? "max" : "+") << " : "
+       << accumulators[i] << ")";
+  os << ")\n";
+  line() << "for (int64_t k = 0; k < count; ++k) {\n";
+  ++indent;
+  llvm::DenseMap<Value, std::string> element;
+  auto elementOf = [&](Value v) -> std::string {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return arg.getArgNumber() == 0 ? "param[k]" : "grad[k]";
+    auto it = element.find(v);
+    return it != element.end() ? it->second : scalar(v);
+  };
+  unsigned counter = 0;
+  for (Operation *op : perParameter) {
+    noteSource(op);
+    if (auto reduce = dyn_cast<ReduceParamsOp>(op)) {
+      size_t index = llvm::find(reductions, reduce) - reductions.begin();
+      std::string acc = accumulators[index];
+      std::string v = "static_cast<" +
+                      cType(*reduce.getAccumulator()).str() + ">(" +
+                      elementOf(reduce.getInput()) + ")";
+      line() << (reduce.getKind() == ReduceKind::max
+                     ? acc + " = std::max(" + acc + ", " + v + ");"
+                     : acc + " += " + v + ";")
+             << "\n";
+      continue;
+    }
+    SmallVector<std::string> operands;
+    for (Value operand : op->getOperands())
+      operands.push_back(elementOf(operand));
+    std::string expr = elementExpression(op, operands);
+    if (expr.empty())
+      return op->emitError("the CPU emitter cannot print this op in a global");
+    Value result = op->getResult(0);
+    std::optional<StringRef> spec = specName(result);
+    std::string name = names.unique(
+        (spec ? *spec : StringRef("e")).str() + "_" + std::to_string(counter++));
+    line() << "const " << cType(getElementTypeOrSelf(result.getType())) << " "
+           << name << " = " << expr << ";\n";
+    element[result] = name;
+  }
+  --indent;
+  line() << "}\n";
+  for (auto [i, acc] : llvm::enumerate(accumulators))
+    line() << "partials[" << i << "] = " << acc << ";\n";
+  os << "}\n\n";
+  return success();
+}
+
+LogicalResult RuleEmitter::emitGlobalFinish(OptimizerOp optimizer,
+                                            StringRef function) {
+  FailureOr<llvm::DenseMap<Operation *, GlobalPart>> parts =
+      globalParts(optimizer);
+  if (failed(parts))
+    return failure();
+  for (StringRef reserved : {"partials", "globals"})
+    (void)names.unique(reserved);
+  os << "// Each global from its partials, combined over every parameter "
+        "(and rank).\n";
+  os << "void " << function
+     << "(const double *partials, float *globals) {\n";
+  SmallVector<ReduceParamsOp> reductions = getGlobalPartials(optimizer);
+  for (auto [index, global] :
+       llvm::enumerate(optimizer.getBlock().getOps<GlobalOp>())) {
+    SmallVector<Operation *> finish;
+    for (Operation &op : global.getBlock().without_terminator())
+      if (parts->lookup(&op) == GlobalPart::Finish)
+        finish.push_back(&op);
+    finish.push_back(global.getBlock().getTerminator());
+    if (failed(emitGlobalConstants(optimizer, *parts, finish)))
+      return failure();
+    for (Operation *op : finish) {
+      noteSource(op);
+      if (auto reduce = dyn_cast<ReduceParamsOp>(op)) {
+        size_t at = llvm::find(reductions, reduce) - reductions.begin();
+        Type element = reduce.getType();
+        std::string name = nameFor(reduce, "total");
+        line() << "const " << cType(element) << " " << name << " = "
+               << rounded("static_cast<float>(partials[" +
+                              std::to_string(at) + "])",
+                          element)
+               << ";\n";
+        exprs[reduce] = name;
+        continue;
+      }
+      if (auto yield = dyn_cast<YieldOp>(op)) {
+        line() << "globals[" << index << "] = " << scalar(global.getResult())
+               << ";\n";
+        continue;
+      }
+      if (failed(emitOp(op)))
+        return failure();
+    }
+  }
+  os << "}\n\n";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // The workspace of a rule
 //===----------------------------------------------------------------------===//
@@ -1303,6 +1506,10 @@ void emitCompiledStep(ScheduleOp schedule, raw_ostream &os) {
      << " ranks, as compiled (optgen.schedule): every reduction first, each "
         "unit\n// computed once its reduction has landed, its gather "
         "launched at once.\n";
+  if (!schedule.getBody().front().getOps<FinishGlobalsOp>().empty())
+    os << "// The globals first: each unit's partials once its reduction has "
+          "landed, the\n// partials gathered and the globals finished, and "
+          "only then every update.\n";
   if (schedule.getShardGroupSize() < schedule.getWorldSize())
     os << "// In shard groups of " << schedule.getShardGroupSize()
        << " ranks: a reduce-scatter averages within the group, then its "
@@ -1317,10 +1524,15 @@ void emitCompiledStep(ScheduleOp schedule, raw_ostream &os) {
       os << "  executor.wait(t" << tokens.lookup(wait.getToken()) << ");\n";
       continue;
     }
-    if (auto compute = dyn_cast<ComputeOp>(op)) {
-      auto unit = compute.getUnit().getDefiningOp<UnitOp>();
-      os << "  executor.compute(" << units.lookup(compute.getUnit())
-         << "); // " << describeMembers(unit) << "\n";
+    if (isa<ComputeOp, PartialsOp>(op)) {
+      Value unit = op.getOperand(0);
+      os << "  executor." << (isa<ComputeOp>(op) ? "compute" : "accumulatePartials")
+         << "(" << units.lookup(unit) << "); // "
+         << describeMembers(unit.getDefiningOp<UnitOp>()) << "\n";
+      continue;
+    }
+    if (isa<FinishGlobalsOp>(op)) {
+      os << "  executor.finishGlobals();\n";
       continue;
     }
     StringRef launch =
@@ -1328,13 +1540,17 @@ void emitCompiledStep(ScheduleOp schedule, raw_ostream &os) {
             .Case([](AllReduceOp) { return "launchAllReduce"; })
             .Case([](ReduceScatterOp) { return "launchReduceScatter"; })
             .Case([](AllGatherOp) { return "launchAllGather"; })
+            .Case([](GatherPartialsOp) { return "launchPartialsGather"; })
             .Default([](Operation *) { return StringRef(); });
     if (launch.empty())
       continue;
     int token = tokens.size();
     tokens[op.getResult(0)] = token;
     os << "  const optgen::runtime::Token t" << token << " = executor."
-       << launch << "(" << units.lookup(op.getOperand(0)) << ");\n";
+       << launch << "(";
+    if (op.getNumOperands())
+      os << units.lookup(op.getOperand(0));
+    os << ");\n";
   }
   os << "}\n\n";
 }
@@ -1467,6 +1683,13 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
       return failure();
     whereFunctions.push_back(function);
   }
+  bool hasGlobals = !optimizer.getBlock().getOps<GlobalOp>().empty();
+  if (hasGlobals &&
+      (failed(RuleEmitter(fos, options, tables)
+                  .emitGlobalContribution(optimizer, "globalContribution")) ||
+       failed(RuleEmitter(fos, options, tables)
+                  .emitGlobalFinish(optimizer, "finishGlobals"))))
+    return failure();
   for (ScheduleOp schedule : optimizer.getBlock().getOps<ScheduleOp>())
     emitCompiledStep(schedule, fos);
 
@@ -1564,6 +1787,21 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
      << ";\n";
   if (distribute && distribute.getShardGroup())
     os << "  spec.shardGroup = " << *distribute.getShardGroup() << ";\n";
+  if (hasGlobals) {
+    os << "  spec.globals = {{";
+    llvm::interleaveComma(optimizer.getBlock().getOps<GlobalOp>(), os,
+                          [&](GlobalOp global) {
+                            os << cppString(global.getSymName());
+                          });
+    os << "},\n      {";
+    llvm::interleaveComma(getGlobalPartials(optimizer), os,
+                          [&](ReduceParamsOp reduce) {
+                            os << "optgen::runtime::PartialKind::"
+                               << (reduce.getKind() == ReduceKind::max ? "Max"
+                                                                       : "Sum");
+                          });
+    os << "},\n      globalContribution, finishGlobals};\n";
+  }
   // The spec's `on_nonfinite skip`; without it the runtime's default.
   for (OnNonFiniteOp policy : optimizer.getBlock().getOps<OnNonFiniteOp>())
     if (policy.getPolicy() == NonFinitePolicy::skip)

@@ -1657,6 +1657,14 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
           "the CUDA target cannot skip steps on non-finite gradients yet "
           "(its executor does not check them); compile for the CPU, or "
           "without `on_nonfinite skip`");
+  // Its executor has no globals' phase (partials on the device, their
+  // gather, the finish) yet: refused here, at the declaration.
+  for (GlobalOp global : optimizer.getBlock().getOps<GlobalOp>())
+    return global.emitError("global '")
+           << global.getSymName()
+           << "': globals are not supported by the CUDA target yet (its "
+              "executor has no reductions across parameters); compile for "
+              "the CPU";
   files[name + ".h"] =
       emitOptimizerHeader(optimizer, options, "cuda",
                           "optgen/runtime/CudaOptimizer.h",

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace optgen::runtime {
@@ -54,6 +55,11 @@ public:
   virtual void skipNonFinite();
   /// The steps skipped so far, or -1 when the stepper does not count them.
   virtual int64_t skippedSteps() const { return -1; }
+  /// The spec's globals with the values the last step gave them (after a
+  /// step), in the spec's order; none by default.
+  virtual std::vector<std::pair<std::string, double>> globalValues() const {
+    return {};
+  }
   /// Checkpoints of the optimizer state (all ranks call them).
   virtual void saveState(const std::string &path);
   virtual void loadState(const std::string &path);
@@ -92,6 +98,7 @@ public:
     optimizer->setNonFinitePolicy(NonFinitePolicy::Skip);
   }
   int64_t skippedSteps() const override { return optimizer->skippedSteps(); }
+  std::vector<std::pair<std::string, double>> globalValues() const override;
   void saveState(const std::string &path) override {
     optimizer->saveState(path);
   }

@@ -42,6 +42,9 @@ struct RuleCall {
   /// call alone, allocated once at finalize() (null when the rule needs
   /// none). Its contents are undefined at every call.
   float *workspace;
+  /// The step's globals (OptimizerSpec::globals, in the order of its
+  /// names), finished before any update; null when the spec has none.
+  const float *globals = nullptr;
 };
 
 /// The rows x cols a rule sees a parameter of `shape` as (RuleCall,
@@ -145,6 +148,33 @@ struct CompiledSchedule {
   int groupSize = 0;
 };
 
+/// How a partial reduction of the globals combines (`sum_params`,
+/// `max_params`).
+enum class PartialKind { Sum, Max };
+
+/// The spec's globals (`global NAME(p, g) = ...`): values of the whole step,
+/// reduced across every parameter, that every rule reads (RuleCall::globals).
+/// A step with globals runs in two phases: first every parameter's
+/// contribution to each partial reduction (in a distributed step, the part
+/// of the averaged gradient a rank holds, each element counted once),
+/// combined in a fixed order (parameters in the step's order, then ranks in
+/// rank order) and finished into the globals, the same bits on every rank;
+/// then the updates.
+struct GlobalsSpec {
+  /// The globals, in the order RuleCall::globals holds them.
+  std::vector<const char *> names;
+  /// Per partial, how partials combine (Executor.h: combinePartials).
+  std::vector<PartialKind> partials;
+  /// The partials of `count` elements of one parameter, or of a part of it:
+  /// the parameter's and the gradient's values in f32, into one double per
+  /// partial.
+  void (*contribution)(const float *param, const float *grad, int64_t count,
+                       double *partials) = nullptr;
+  /// Every global, from the partials of every parameter combined.
+  void (*finish)(const double *partials, float *globals) = nullptr;
+  bool empty() const { return names.empty(); }
+};
+
 /// What a step does when a gradient holds a NaN or an infinity.
 enum class NonFinitePolicy {
   /// Nothing checks: the rule's math sees it (the default).
@@ -171,6 +201,8 @@ struct OptimizerSpec {
   /// The policy for non-finite gradients optimizers start with
   /// (OptimizerFront::setNonFinitePolicy changes it).
   NonFinitePolicy onNonFinite = NonFinitePolicy::Propagate;
+  /// The globals (none by default).
+  GlobalsSpec globals = {};
 };
 
 } // namespace optgen::runtime
