@@ -1506,10 +1506,14 @@ void emitCompiledStep(ScheduleOp schedule, raw_ostream &os) {
      << " ranks, as compiled (optgen.schedule): every reduction first, each "
         "unit\n// computed once its reduction has landed, its gather "
         "launched at once.\n";
-  if (!schedule.getBody().front().getOps<FinishGlobalsOp>().empty())
+  Block &program = schedule.getBody().front();
+  if (!program.getOps<GatherPartialsOp>().empty())
     os << "// The globals first: each unit's partials once its reduction has "
           "landed, the\n// partials gathered and the globals finished, and "
           "only then every update.\n";
+  else if (!program.getOps<FinishGlobalsOp>().empty())
+    os << "// The globals first: each unit's partials, the globals finished, "
+          "and only then\n// every update.\n";
   if (schedule.getShardGroupSize() < schedule.getWorldSize())
     os << "// In shard groups of " << schedule.getShardGroupSize()
        << " ranks: a reduce-scatter averages within the group, then its "
