@@ -880,7 +880,11 @@ def Optgen_ScheduleOp : Optgen_Op<"schedule", [HasParent<"OptimizerOp">,
     rank r holds elements [sum(counts[0..r)), sum(counts[0..r])) of the
     packed buffer. `optgen-schedule-collectives` orders the program in three
     phases: every reduction launched, then per unit its wait, update and
-    gather, then the gathers' waits.
+    gather, then the gathers' waits. When the optimizer has globals, every
+    update waits for them: each unit's `optgen.partials` (after its
+    reduction's wait), on more than one rank `optgen.gather_partials` and
+    its wait, and `optgen.finish_globals` come before the first
+    `optgen.compute`.
 
     With `group_size` G (hybrid sharding, as HSDP does; it divides the
     world size), the ranks form groups of G consecutive ranks, and each
@@ -893,8 +897,9 @@ def Optgen_ScheduleOp : Optgen_Op<"schedule", [HasParent<"OptimizerOp">,
 
     The verifier checks that the program is complete: a small unit is
     all-reduced, waited for and computed; any other unit is reduce-scattered,
-    waited for, computed, all-gathered and waited for, in that order; every
-    collective is waited for exactly once, and no parameter is in two units.
+    waited for, computed, all-gathered and waited for, in that order; every collective is waited for exactly once, and no parameter is in two units;
+    with globals, that every unit's partials come before their gather and
+    the finish, and the finish before every update.
 
     Example:
     ```mlir

@@ -222,7 +222,10 @@ def PlanShards : Pass<"optgen-plan-shards", "optgen::OptimizerOp"> {
     matrices) carrying exactly what the planner decided (packing order and
     offsets, each parameter's rule, owners, counts per rank), then for each
     unit its reduction, wait, update and gather, one unit after the other,
-    with f32 payloads. With shard groups smaller than the world (the
+    with f32 payloads. With globals, each unit's reduction, wait and
+    partials come first, then the partials' gather (on more than one
+    rank), its wait and the globals' finish, then each unit's update and
+    gather. With shard groups smaller than the world (the
     option, or the distribution's `shard_group`), the schedule's
     `group_size` says so and the units are planned for a group.
   }];
@@ -240,9 +243,10 @@ def ScheduleCollectives : Pass<"optgen-schedule-collectives", "optgen::Optimizer
   let summary = "Order a distributed step in three phases";
   let description = [{
     Reorders each `optgen.schedule` so that communication overlaps
-    computation: after the units, every reduction is launched first; then,
-    unit by unit, its wait, its update and the launch of its gather; last,
-    the waits for the gathers.
+    computation: after the units, every reduction is launched first; then, unit by unit, its wait, its update and the launch of its gather; last,
+    the waits for the gathers. With globals, the units' waits come with
+    their partials, and the partials' gather, its wait and the finish
+    before the first update.
   }];
   let dependentDialects = ["optgen::OptgenDialect"];
 }

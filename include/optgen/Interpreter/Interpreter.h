@@ -1,6 +1,7 @@
 //===- Interpreter.h - The fp64 reference interpreter of optgen -*- C++ -*-===//
 //
-// Runs an `optgen.rule` on concrete data: one step for one parameter. It is
+// Runs an `optgen.rule` on concrete data: one step for one parameter (and an
+// optimizer's `optgen.global`s over every parameter of a step). It is
 // the numeric reference that generated code and golden cases are checked
 // against, written independently of any code generator.
 //
@@ -21,6 +22,11 @@
 //  * Reductions and matrix products accumulate in double and round the
 //    result to its element type once (the dialect's own description says f32
 //    accumulation; the reference is more precise on purpose).
+//  * A global's `optgen.reduce_params` runs its math on every parameter in
+//    the order given and accumulates every element in double (a max keeps
+//    a NaN it meets), rounding the result once; the math after the
+//    reductions runs once. A rule's `optgen.global_value` reads the value
+//    given to it.
 //  * `optgen.if` runs the branch its condition chooses; `optgen.for_table`
 //    runs min(count, rows) rows (none when count <= 0), each table value
 //    entering the body as an f32: the f64 table value rounded to float and
