@@ -16,6 +16,7 @@
 #include "optgen/Target/Cpu/EmitCpu.h"
 
 #include "optgen/Target/CFamily/Expressions.h"
+#include "optgen/Target/CFamily/Globals.h"
 #include "optgen/Target/CFamily/Names.h"
 #include "optgen/Target/CFamily/SourceInfo.h"
 #include "optgen/Target/CFamily/StatementPrinter.h"
@@ -87,12 +88,6 @@ private:
   std::string memoryOf(BufferAttr buffer);
   /// Declares the workspace slots' pointers for the rule's body.
   void emitWorkspacePointers(RuleOp rule);
-  /// The constants (and math on them alone) of the globals that `ops` read,
-  /// as statements, in order.
-  LogicalResult emitGlobalConstants(
-      OptimizerOp optimizer,
-      const llvm::DenseMap<Operation *, GlobalPart> &parts,
-      ArrayRef<Operation *> ops);
 
   std::vector<std::string> slotNames; ///< per workspace slot, its pointer
 };
@@ -1199,127 +1194,55 @@ LogicalResult RuleEmitter::emitWhere(GroupOp group, StringRef function) {
   return success();
 }
 
-/// The parts of the ops of every global of `optimizer`, or failure.
-static FailureOr<llvm::DenseMap<Operation *, GlobalPart>>
-globalParts(OptimizerOp optimizer) {
-  llvm::DenseMap<Operation *, GlobalPart> parts;
-  for (GlobalOp global : optimizer.getBlock().getOps<GlobalOp>()) {
-    FailureOr<llvm::DenseMap<Operation *, GlobalPart>> own =
-        classifyGlobalBody(global);
-    if (failed(own))
-      return failure();
-    parts.insert(own->begin(), own->end());
-  }
-  return parts;
-}
-
-LogicalResult RuleEmitter::emitGlobalConstants(
-    OptimizerOp optimizer, const llvm::DenseMap<Operation *, GlobalPart> &parts,
-    ArrayRef<Operation *> ops) {
-  llvm::SmallPtrSet<Operation *, 8> needed;
-  SmallVector<Operation *> worklist(ops.begin(), ops.end());
-  while (!worklist.empty())
-    for (Value operand : worklist.pop_back_val()->getOperands())
-      if (Operation *def = operand.getDefiningOp();
-          def && parts.lookup(def) == GlobalPart::Constant &&
-          needed.insert(def).second)
-        worklist.push_back(def);
-  for (GlobalOp global : optimizer.getBlock().getOps<GlobalOp>())
-    for (Operation &op : global.getBlock().without_terminator())
-      if (needed.contains(&op) && failed(emitOp(&op)))
-        return failure();
-  return success();
-}
-
 LogicalResult RuleEmitter::emitGlobalContribution(OptimizerOp optimizer,
                                                   StringRef function) {
-  FailureOr<llvm::DenseMap<Operation *, GlobalPart>> parts =
-      globalParts(optimizer);
-  if (failed(parts))
-    return failure();
-  SmallVector<GlobalOp> globals(optimizer.getBlock().getOps<GlobalOp>());
-  bool readsParam = llvm::any_of(globals, [](GlobalOp g) {
-    return !g.getBlock().getArgument(0).use_empty();
-  });
-  bool readsGrad = llvm::any_of(globals, [](GlobalOp g) {
-    return !g.getBlock().getArgument(1).use_empty();
-  });
   for (StringRef reserved : {"param", "grad", "count", "partials", "k"})
     (void)names.unique(reserved);
+  FailureOr<GlobalsPrinter> globals = GlobalsPrinter::create(optimizer, *this);
+  if (failed(globals))
+    return failure();
   os << "// The globals' partials of `count` elements of one parameter (or of "
         "a part of\n// it), one per reduction across parameters, each "
         "accumulated in the type the IR\n// names.\n";
   os << "OPTGEN_STEP_CLONES void " << function << "(const float *"
-     << (readsParam ? "param" : "") << ", const float *"
-     << (readsGrad ? "grad" : "")
+     << (globals->readsParam() ? "param" : "") << ", const float *"
+     << (globals->readsGrad() ? "grad" : "")
      << ", int64_t count, double *partials) {\n";
-  SmallVector<Operation *> perParameter;
-  SmallVector<ReduceParamsOp> reductions = getGlobalPartials(optimizer);
-  for (GlobalOp global : globals)
-    for (Operation &op : global.getBlock().without_terminator())
-      if (parts->lookup(&op) == GlobalPart::PerParameter ||
-          isa<ReduceParamsOp>(op))
-        perParameter.push_back(&op);
-  if (failed(emitGlobalConstants(optimizer, *parts, perParameter)))
+  if (failed(globals->printElementConstants()))
     return failure();
-  SmallVector<std::string> accumulators;
-  for (ReduceParamsOp reduce : reductions) {
+  SmallVector<ReduceParamsOp> partials(globals->partials());
+  SmallVector<std::string> accumulators, types;
+  for (ReduceParamsOp reduce : partials) {
     if (!reduce.getAccumulator())
       return reduce.emitError("the CPU emitter needs the accumulator type; "
                               "run --optgen-set-accumulators first");
     Type type = *reduce.getAccumulator();
     accumulators.push_back(names.unique("acc"));
-    line() << cType(type) << " " << accumulators.back() << " = "
+    types.push_back(cType(type).str());
+    line() << types.back() << " " << accumulators.back() << " = "
            << (reduce.getKind() == ReduceKind::max
-                   ? "-std::numeric_limits<" + cType(type).str() +
-                         ">::infinity()"
+                   ? "-std::numeric_limits<" + types.back() + ">::infinity()"
                    : floatLiteral(0, type.isF64()))
            << ";\n";
   }
   line() << "OPTGEN_SIMD(";
-  for (auto [i, reduce] : llvm::enumerate(reductions))
+  for (auto [i, reduce] : llvm::enumerate(partials))
     os << (i ? " " : "") << "reduction("
        << (reduce.getKind() == ReduceKind::max ? "max" : "+") << " : "
        << accumulators[i] << ")";
   os << ")\n";
   line() << "for (int64_t k = 0; k < count; ++k) {\n";
   ++indent;
-  llvm::DenseMap<Value, std::string> element;
-  auto elementOf = [&](Value v) -> std::string {
-    if (auto arg = dyn_cast<BlockArgument>(v))
-      return arg.getArgNumber() == 0 ? "param[k]" : "grad[k]";
-    auto it = element.find(v);
-    return it != element.end() ? it->second : scalar(v);
-  };
-  unsigned counter = 0;
-  for (Operation *op : perParameter) {
-    noteSource(op);
-    if (auto reduce = dyn_cast<ReduceParamsOp>(op)) {
-      size_t index = llvm::find(reductions, reduce) - reductions.begin();
-      std::string acc = accumulators[index];
-      std::string v = "static_cast<" +
-                      cType(*reduce.getAccumulator()).str() + ">(" +
-                      elementOf(reduce.getInput()) + ")";
-      line() << (reduce.getKind() == ReduceKind::max
-                     ? acc + " = std::max(" + acc + ", " + v + ");"
-                     : acc + " += " + v + ";")
-             << "\n";
-      continue;
-    }
-    SmallVector<std::string> operands;
-    for (Value operand : op->getOperands())
-      operands.push_back(elementOf(operand));
-    std::string expr = elementExpression(op, operands);
-    if (expr.empty())
-      return op->emitError("the CPU emitter cannot print this op in a global");
-    Value result = op->getResult(0);
-    std::optional<StringRef> spec = specName(result);
-    std::string name = names.unique(
-        (spec ? *spec : StringRef("e")).str() + "_" + std::to_string(counter++));
-    line() << "const " << cType(getElementTypeOrSelf(result.getType())) << " "
-           << name << " = " << expr << ";\n";
-    element[result] = name;
-  }
+  if (failed(globals->printElement(
+          "param[k]", "grad[k]", [&](size_t k, const std::string &value) {
+            std::string acc = accumulators[k];
+            std::string v = "static_cast<" + types[k] + ">(" + value + ")";
+            line() << (partials[k].getKind() == ReduceKind::max
+                           ? acc + " = std::max(" + acc + ", " + v + ");"
+                           : acc + " += " + v + ";")
+                   << "\n";
+          })))
+    return failure();
   --indent;
   line() << "}\n";
   for (auto [i, acc] : llvm::enumerate(accumulators))
@@ -1330,49 +1253,21 @@ LogicalResult RuleEmitter::emitGlobalContribution(OptimizerOp optimizer,
 
 LogicalResult RuleEmitter::emitGlobalFinish(OptimizerOp optimizer,
                                             StringRef function) {
-  FailureOr<llvm::DenseMap<Operation *, GlobalPart>> parts =
-      globalParts(optimizer);
-  if (failed(parts))
-    return failure();
   for (StringRef reserved : {"partials", "globals"})
     (void)names.unique(reserved);
+  FailureOr<GlobalsPrinter> globals = GlobalsPrinter::create(optimizer, *this);
+  if (failed(globals))
+    return failure();
   os << "// Each global from its partials, combined over every parameter "
         "(and rank).\n";
   os << "void " << function
      << "(const double *partials, float *globals) {\n";
-  SmallVector<ReduceParamsOp> reductions = getGlobalPartials(optimizer);
-  for (auto [index, global] :
-       llvm::enumerate(optimizer.getBlock().getOps<GlobalOp>())) {
-    SmallVector<Operation *> finish;
-    for (Operation &op : global.getBlock().without_terminator())
-      if (parts->lookup(&op) == GlobalPart::Finish)
-        finish.push_back(&op);
-    finish.push_back(global.getBlock().getTerminator());
-    if (failed(emitGlobalConstants(optimizer, *parts, finish)))
-      return failure();
-    for (Operation *op : finish) {
-      noteSource(op);
-      if (auto reduce = dyn_cast<ReduceParamsOp>(op)) {
-        size_t at = llvm::find(reductions, reduce) - reductions.begin();
-        Type element = reduce.getType();
-        std::string name = nameFor(reduce, "total");
-        line() << "const " << cType(element) << " " << name << " = "
-               << rounded("static_cast<float>(partials[" +
-                              std::to_string(at) + "])",
-                          element)
-               << ";\n";
-        exprs[reduce] = name;
-        continue;
-      }
-      if (auto yield = dyn_cast<YieldOp>(op)) {
-        line() << "globals[" << index << "] = " << scalar(global.getResult())
-               << ";\n";
-        continue;
-      }
-      if (failed(emitOp(op)))
-        return failure();
-    }
-  }
+  if (failed(globals->printFinish(
+          [](size_t k) { return "partials[" + std::to_string(k) + "]"; },
+          [&](size_t global, const std::string &value) {
+            line() << "globals[" << global << "] = " << value << ";\n";
+          })))
+    return failure();
   os << "}\n\n";
   return success();
 }
