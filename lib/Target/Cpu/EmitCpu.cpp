@@ -1547,8 +1547,9 @@ std::string optgen::generatedBanner(OptimizerOp optimizer,
 
 LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
                                      const CpuEmitOptions &options,
-                                     StringRef target, StringRef baseClass,
+                                                                          StringRef target, StringRef baseClass,
                                      RuleStepPrinter printStep,
+                                     GlobalsFunctionPrinter printGlobals,
                                      std::string &text) {
   std::string name = legalIdentifier(optimizer.getSymName());
   SmallVector<RuleOp> rules(optimizer.getBlock().getOps<RuleOp>());
@@ -1582,12 +1583,9 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
       return failure();
     whereFunctions.push_back(function);
   }
-  bool hasGlobals = !optimizer.getBlock().getOps<GlobalOp>().empty();
-  if (hasGlobals &&
-      (failed(RuleEmitter(fos, options, tables)
-                  .emitGlobalContribution(optimizer, "globalContribution")) ||
-       failed(RuleEmitter(fos, options, tables)
-                  .emitGlobalFinish(optimizer, "finishGlobals"))))
+    bool hasGlobals = !optimizer.getBlock().getOps<GlobalOp>().empty();
+  GlobalsFunctions globals;
+  if (hasGlobals && failed(printGlobals(optimizer, fos, tables, globals)))
     return failure();
   for (ScheduleOp schedule : optimizer.getBlock().getOps<ScheduleOp>())
     emitCompiledStep(schedule, fos);
@@ -1699,7 +1697,11 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
                                << (reduce.getKind() == ReduceKind::max ? "Max"
                                                                        : "Sum");
                           });
-    os << "},\n      globalContribution, finishGlobals};\n";
+        os << "},\n      " << globals.contribution << ", " << globals.finish;
+    if (!globals.launchContribution.empty())
+      os << ", " << globals.launchContribution << ", " << globals.launchFinish
+         << ", " << globals.deviceScratch;
+    os << "};\n";
   }
   // The spec's `on_nonfinite skip`; without it the runtime's default.
   for (OnNonFiniteOp policy : optimizer.getBlock().getOps<OnNonFiniteOp>())
@@ -1788,8 +1790,19 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
           optimizer, options, "cpu", "optgen::runtime::Optimizer",
           [&](RuleOp rule, llvm::raw_ostream &os,
               std::vector<std::string> &tables, RuleStepFunctions &step) {
-            step.step = "step_" + legalIdentifier(rule.getSymName());
+                        step.step = "step_" + legalIdentifier(rule.getSymName());
             return RuleEmitter(os, options, tables).emitRule(rule);
+          },
+          [&](OptimizerOp optimizer, llvm::raw_ostream &os,
+              std::vector<std::string> &tables, GlobalsFunctions &globals) {
+            globals.contribution = "globalContribution";
+            globals.finish = "finishGlobals";
+            if (failed(RuleEmitter(os, options, tables)
+                           .emitGlobalContribution(optimizer,
+                                                   globals.contribution)))
+              return failure();
+            return RuleEmitter(os, options, tables)
+                .emitGlobalFinish(optimizer, globals.finish);
           },
           text)))
     return failure();

@@ -20,9 +20,11 @@
 namespace optgen::runtime {
 
 class Executor;
-/// A rule's step on a device, for several parameters at once: defined by
-/// the device's component (cuda: optgen/runtime/DeviceCall.h).
+/// A rule's step on a device, for several parameters at once, and the
+/// globals' launches: defined by the device's component (cuda:
+/// optgen/runtime/DeviceCall.h).
 struct DeviceCall;
+struct DeviceGlobals;
 
 /// One parameter's step, as a generated rule function receives it. The
 /// parameter is seen as rows x cols: a matrix as itself, a vector or a
@@ -170,8 +172,16 @@ struct GlobalsSpec {
   /// partial.
   void (*contribution)(const float *param, const float *grad, int64_t count,
                        double *partials) = nullptr;
-  /// Every global, from the partials of every parameter combined.
+    /// Every global, from the partials of every parameter combined.
   void (*finish)(const double *partials, float *globals) = nullptr;
+  /// On a device (generated CUDA code, which leaves the two above null):
+  /// the partials of every member of a launch, each into its row of
+  /// DeviceGlobals::memberPartials, with `deviceScratch` floats of scratch
+  /// a member; and the finish, from DeviceGlobals::partials into
+  /// DeviceGlobals::globals, both in device memory.
+  void (*launchContribution)(const DeviceGlobals &call) = nullptr;
+  void (*launchFinish)(const DeviceGlobals &call) = nullptr;
+  int64_t deviceScratch = 0;
   bool empty() const { return names.empty(); }
 };
 
