@@ -62,10 +62,10 @@ void OptimizerStepper::addParameter(const std::string &name, TensorView param,
 void OptimizerStepper::finalize() { optimizer->finalize(); }
 
 std::vector<std::pair<std::string, double>>
-OptimizerStepper::globalValues() const {
+lastGlobals(const OptimizerFront &optimizer) {
   std::vector<std::pair<std::string, double>> values;
-  for (const std::string &name : optimizer->globalNames())
-    values.emplace_back(name, optimizer->globalValue(name));
+  for (const std::string &name : optimizer.globalNames())
+    values.emplace_back(name, optimizer.globalValue(name));
   return values;
 }
 void OptimizerStepper::step() { optimizer->step(); }

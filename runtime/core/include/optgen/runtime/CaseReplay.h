@@ -75,6 +75,11 @@ public:
   virtual void abortAll(int code);
 };
 
+/// Every global of `optimizer` with the value its last step gave it, in the
+/// spec's order (Stepper::globalValues of a stepper of an optimizer).
+std::vector<std::pair<std::string, double>>
+lastGlobals(const OptimizerFront &optimizer);
+
 /// Steps a generated optimizer, on whatever executor it has.
 class OptimizerStepper : public Stepper {
 public:
@@ -98,7 +103,9 @@ public:
     optimizer->setNonFinitePolicy(NonFinitePolicy::Skip);
   }
   int64_t skippedSteps() const override { return optimizer->skippedSteps(); }
-  std::vector<std::pair<std::string, double>> globalValues() const override;
+    std::vector<std::pair<std::string, double>> globalValues() const override {
+    return lastGlobals(*optimizer);
+  }
   void saveState(const std::string &path) override {
     optimizer->saveState(path);
   }
