@@ -111,7 +111,7 @@ OptimizerSpec momentumSpec(bool onDevice, bool globals = false) {
                 rule("momentum_matrix", 2, false, launchMomentumMatrix)};
   spec.groups = {{"matrices", 1, {"w*"}, nullptr, {{"lr", {0.05}}}},
                  {"rest", 0, {"*"}, nullptr, {}}};
-    spec.distribution = Distribution::None;
+  spec.distribution = Distribution::None;
   spec.smallNumel = 0;
   if (globals)
     spec.globals = {{"grad_norm", "grad_peak"},
@@ -175,7 +175,7 @@ struct HostAndDevice {
   Optimizer hostOpt{momentumSpec(false)};
   CudaOptimizer deviceOpt{momentumSpec(true)};
 
-    explicit HostAndDevice(DType dtype, bool globals = false)
+  explicit HostAndDevice(DType dtype, bool globals = false)
       : host(dtype), device(dtype), hostOpt(momentumSpec(false, globals)),
         deviceOpt(momentumSpec(true, globals)) {
     for (size_t t = 0; t < host.names.size(); ++t) {
@@ -276,7 +276,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST_P(CudaMatchesHost, GlobalsAreTheHosts) {
   SKIP_WITHOUT_CUDA_DEVICE();
   auto [dtype, graphs] = GetParam();
-    HostAndDevice both(dtype, /*globals=*/true);
+  HostAndDevice both(dtype, /*globals=*/true);
   both.deviceOpt.setGraphs(graphs);
   both.finalize();
   for (int step = 0; step < 3; ++step) {

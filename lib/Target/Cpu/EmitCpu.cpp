@@ -1547,7 +1547,7 @@ std::string optgen::generatedBanner(OptimizerOp optimizer,
 
 LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
                                      const CpuEmitOptions &options,
-                                                                          StringRef target, StringRef baseClass,
+                                     StringRef target, StringRef baseClass,
                                      RuleStepPrinter printStep,
                                      GlobalsFunctionPrinter printGlobals,
                                      std::string &text) {
@@ -1583,7 +1583,7 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
       return failure();
     whereFunctions.push_back(function);
   }
-    bool hasGlobals = !optimizer.getBlock().getOps<GlobalOp>().empty();
+  bool hasGlobals = !optimizer.getBlock().getOps<GlobalOp>().empty();
   GlobalsFunctions globals;
   if (hasGlobals && failed(printGlobals(optimizer, fos, tables, globals)))
     return failure();
@@ -1697,7 +1697,7 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
                                << (reduce.getKind() == ReduceKind::max ? "Max"
                                                                        : "Sum");
                           });
-        os << "},\n      " << globals.contribution << ", " << globals.finish;
+    os << "},\n      " << globals.contribution << ", " << globals.finish;
     if (!globals.launchContribution.empty())
       os << ", " << globals.launchContribution << ", " << globals.launchFinish
          << ", " << globals.deviceScratch;
@@ -1790,7 +1790,7 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
           optimizer, options, "cpu", "optgen::runtime::Optimizer",
           [&](RuleOp rule, llvm::raw_ostream &os,
               std::vector<std::string> &tables, RuleStepFunctions &step) {
-                        step.step = "step_" + legalIdentifier(rule.getSymName());
+            step.step = "step_" + legalIdentifier(rule.getSymName());
             return RuleEmitter(os, options, tables).emitRule(rule);
           },
           [&](OptimizerOp optimizer, llvm::raw_ostream &os,

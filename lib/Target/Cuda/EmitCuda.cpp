@@ -184,7 +184,7 @@ LogicalResult CudaRuleEmitter::checkBlock(Block &block) {
                 return unsupported(state, "a scalar state");
               return success();
             })
-                        .Case<TupleGetOp, ConstantOp, StepOp, GlobalValueOp, YieldOp>(
+            .Case<TupleGetOp, ConstantOp, StepOp, GlobalValueOp, YieldOp>(
                 [](Operation *) { return success(); })
             .Case<DimOp, NumelOp, NDimOp>([&](Operation *query) {
               if (elementwise)
@@ -296,7 +296,7 @@ LogicalResult CudaRuleEmitter::collectHostOps() {
     Operation *def = value.getDefiningOp();
     if (!def)
       continue; // a loop's table row: a host value
-        if (isa<StepOp, KernelOp, GlobalValueOp>(def))
+    if (isa<StepOp, KernelOp, GlobalValueOp>(def))
       return unsupported(def, "a value of the device that the host needs "
                               "(a loop count, a branch condition or the "
                               "scale of a matrix product)");
@@ -585,7 +585,7 @@ LogicalResult emitPrologue(BodyPrinter &p, RuleOp rule, KernelOp kernel,
               p.exprs[get] = name;
               return success();
             })
-                        .Case([&](StepOp step) {
+            .Case([&](StepOp step) {
               std::string name = p.names.unique("step");
               p.line() << "const int64_t " << name
                        << " = call.steps[member];\n";
@@ -1835,7 +1835,6 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
           "the CUDA target cannot skip steps on non-finite gradients yet "
           "(its executor does not check them); compile for the CPU, or "
           "without `on_nonfinite skip`");
-  
   files[name + ".h"] =
       emitOptimizerHeader(optimizer, options, "cuda",
                           "optgen/runtime/CudaOptimizer.h",
@@ -1845,7 +1844,7 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
           optimizer, options, "cuda", "optgen::runtime::CudaOptimizer",
           [&](RuleOp rule, raw_ostream &os, std::vector<std::string> &tables,
               RuleStepFunctions &step) {
-                        return CudaRuleEmitter(os, options, rule, tables).emit(step);
+            return CudaRuleEmitter(os, options, rule, tables).emit(step);
           },
           [&](OptimizerOp optimizer, raw_ostream &os,
               std::vector<std::string> &, GlobalsFunctions &globals) {

@@ -93,8 +93,8 @@ public:
     lastMs = ms;
   }
   double lastStepMs() const override { return lastMs; }
-    int64_t stateBytes() const override { return optimizer->stateBytes(); }
-    std::vector<std::pair<std::string, double>> globalValues() const override {
+  int64_t stateBytes() const override { return optimizer->stateBytes(); }
+  std::vector<std::pair<std::string, double>> globalValues() const override {
     return lastGlobals(*optimizer);
   }
   void saveState(const std::string &path) override {

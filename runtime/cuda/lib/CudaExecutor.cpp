@@ -133,7 +133,7 @@ struct Unit {
   /// rank's part (Flat, Owned).
   size_t packedAt = 0, packedBytes = 0, packedUsed = 0, partAt = 0,
          partBytes = 0;
-    UnitPhase phase = UnitPhase::Idle;
+  UnitPhase phase = UnitPhase::Idle;
   /// Its partials are in the step's (a step with globals).
   bool partials = false;
   RequestPtr reduction, gather;
@@ -170,7 +170,7 @@ public:
   Token launchReduceScatter(int unit) override;
   Token launchAllGather(int unit) override;
   void wait(Token token) override;
-    void compute(int unit) override;
+  void compute(int unit) override;
   void accumulatePartials(int unit) override;
   Token launchPartialsGather() override;
   void finishGlobals() override;
@@ -222,7 +222,7 @@ private:
                      const char *what);
   /// Every member's gradient into the unit's packed buffer, padding zeroed.
   void pack(const Unit &unit);
-    void count(const Unit &unit, ScheduleOp::Kind collective);
+  void count(const Unit &unit, ScheduleOp::Kind collective);
   /// The globals' device memory and every launch's DeviceCall::globals.
   void allocateGlobals();
   /// Throws Error (through fail()) unless the spec has globals.
@@ -287,7 +287,7 @@ private:
   std::vector<std::pair<Primitive, int>> captured_;
   size_t replayed_ = 0;
   /// Graphs captured (and instantiated) so far.
-    int64_t captures_ = 0;
+  int64_t captures_ = 0;
   int64_t sent_ = 0, received_ = 0;
 
   /// The globals (null without), where the step is in their phase, and
@@ -322,7 +322,7 @@ CudaExecutorImpl::~CudaExecutorImpl() {
   cudaGetDevice(&previous);
   cudaSetDevice(device_);
   abandonCapture();
-    for (Unit &unit : units_) { // their events, before the streams go
+  for (Unit &unit : units_) { // their events, before the streams go
     unit.reduction.reset();
     unit.gather.reset();
   }
@@ -334,7 +334,7 @@ CudaExecutorImpl::~CudaExecutorImpl() {
     cudaEventDestroy(order_);
   if (own_)
     cudaStreamDestroy(own_);
-    for (DeviceBuffer *buffer : {&states_, &staging_, &workspace_, &tables_,
+  for (DeviceBuffer *buffer : {&states_, &staging_, &workspace_, &tables_,
                                &values_, &collectives_, &globalsMemory_})
     buffer->release();
   blas_ = DeviceBlas(); // while its device is current
@@ -471,7 +471,7 @@ void CudaExecutorImpl::checkResidence(size_t param, const TensorView &view,
 void CudaExecutorImpl::prepare(const ExecutorSetup &setup) {
   if (device_ >= 0)
     throw Error("the CUDA executor is prepared once");
-    setup_ = setup;
+  setup_ = setup;
   globals_ = setup.globals && !setup.globals->empty() ? setup.globals : nullptr;
   if (globals_ && (!globals_->launchContribution || !globals_->launchFinish))
     throw Error("the spec's globals were compiled for the host, not a CUDA "
@@ -489,7 +489,7 @@ void CudaExecutorImpl::prepare(const ExecutorSetup &setup) {
     checkResidence(p, setup_.params[p].param, "");
     checkResidence(p, setup_.params[p].grad, "the gradient of ");
   }
-    allocate();
+  allocate();
   if (globals_)
     allocateGlobals();
   if (distributed())
@@ -966,7 +966,7 @@ void CudaExecutorImpl::beginStep() {
   // a changed integer hyperparameter (a loop count) needs a new one.
   if (graph_ && intHyperValues() != capturedInts_)
     dropGraph();
-    if (graphs_ && !graph_) {
+  if (graphs_ && !graph_) {
     // Thread-local: a CUDA call of this thread that may not be captured
     // (a rule allocating memory in its launch) fails the capture; other
     // threads go on as they please.
@@ -1054,7 +1054,7 @@ bool CudaExecutorImpl::enqueues(Primitive primitive, int index) {
 }
 
 void CudaExecutorImpl::compute(int index) {
-    Unit &u = unit(index, "compute");
+  Unit &u = unit(index, "compute");
   expectPhase(u, u.spec->kind == UnitKind::Local ? UnitPhase::Idle : UnitPhase::Reduced,
               "compute");
   if (globals_ && globalsPhase_ != GlobalsPhase::Finished)
@@ -1134,7 +1134,7 @@ Token CudaExecutorImpl::launchAllGather(int index) {
 }
 
 void CudaExecutorImpl::wait(Token token) {
-    if (token.slot < 0)
+  if (token.slot < 0)
     fail("wait for a token no collective gave");
   if (globals_ && token.slot == partialsToken()) {
     if (globalsPhase_ != GlobalsPhase::Gathering)

@@ -103,7 +103,7 @@ public:
     optimizer->setNonFinitePolicy(NonFinitePolicy::Skip);
   }
   int64_t skippedSteps() const override { return optimizer->skippedSteps(); }
-    std::vector<std::pair<std::string, double>> globalValues() const override {
+  std::vector<std::pair<std::string, double>> globalValues() const override {
     return lastGlobals(*optimizer);
   }
   void saveState(const std::string &path) override {

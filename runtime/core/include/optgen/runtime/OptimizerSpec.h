@@ -172,7 +172,7 @@ struct GlobalsSpec {
   /// partial.
   void (*contribution)(const float *param, const float *grad, int64_t count,
                        double *partials) = nullptr;
-    /// Every global, from the partials of every parameter combined.
+  /// Every global, from the partials of every parameter combined.
   void (*finish)(const double *partials, float *globals) = nullptr;
   /// On a device (generated CUDA code, which leaves the two above null):
   /// the partials of every member of a launch, each into its row of

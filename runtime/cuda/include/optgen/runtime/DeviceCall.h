@@ -92,7 +92,7 @@ struct DeviceCall {
   /// * workspacePerMember, that stride a multiple of 64 floats (256 bytes).
   /// Contents undefined at every call (units share it); null, and the
   /// stride 0, when the rule needs none.
-    float *workspace = nullptr;
+  float *workspace = nullptr;
   int64_t workspacePerMember = 0;
   /// The step's globals (OptimizerSpec::globals, in its order), finished on
   /// the device before any launch; null when the spec has none.
