@@ -19,6 +19,7 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include "dialect/OptgenDialect.h.inc"
 #include "dialect/OptgenEnums.h.inc"
@@ -58,6 +59,22 @@ bool isElementwiseRule(RuleOp rule);
 /// The buffer optgen-assign-buffers gave tensor `value` (the parameter, the
 /// gradient and states have their own); null before that pass.
 BufferAttr getBuffer(mlir::Value value);
+
+/// Where an op of a global's body runs: once per element of every
+/// parameter (it reads the parameter or the gradient), once per step after
+/// the reductions across parameters (it reads one), or anywhere (constants
+/// and math on them alone).
+enum class GlobalPart { Constant, PerParameter, Finish };
+/// The part of every op of `global`'s body but its terminator; failure
+/// (reported at the op) for one that reads both a parameter's values and a
+/// reduction across parameters.
+mlir::FailureOr<llvm::DenseMap<mlir::Operation *, GlobalPart>>
+classifyGlobalBody(GlobalOp global);
+
+/// Every `optgen.reduce_params` of `optimizer`'s globals, in order (globals
+/// in the optimizer's order, then each one's in its body's): the partials a
+/// step accumulates, as the printers and the runtime number them.
+llvm::SmallVector<ReduceParamsOp> getGlobalPartials(OptimizerOp optimizer);
 } // namespace optgen
 
 #endif // OPTGEN_DIALECT_OPTGENDIALECT_H

@@ -30,11 +30,11 @@ static std::optional<int64_t> getConstantAxis(Value axis) {
 LogicalResult OptimizerOp::verify() {
   Operation *firstDistribute = nullptr, *firstPolicy = nullptr;
   for (Operation &op : getBlock()) {
-    if (!isa<RuleOp, GroupOp, DistributeOp, OnNonFiniteOp, ParamOp, BucketOp,
-             ScheduleOp>(op))
+    if (!isa<RuleOp, GlobalOp, GroupOp, DistributeOp, OnNonFiniteOp, ParamOp,
+             BucketOp, ScheduleOp>(op))
       return op.emitOpError("cannot appear in an optimizer; only rules, "
-                            "groups, parameters, buckets, one distribute "
-                            "and one on_nonfinite do");
+                            "globals, groups, parameters, buckets, schedules, "
+                            "one distribute and one on_nonfinite do");
     bool distribute = isa<DistributeOp>(op);
     if (!distribute && !isa<OnNonFiniteOp>(op))
       continue;
@@ -263,6 +263,100 @@ void GroupOp::getAsmBlockArgumentNames(Region &region,
                                        OpAsmSetValueNameFn setNameFn) {
   for (BlockArgument arg : region.getArguments())
     setNameFn(arg, "param");
+}
+
+LogicalResult GlobalOp::verifyRegions() {
+  Block &block = getBlock();
+  if (block.getNumArguments() != 2 || getInputs().size() != 2)
+    return emitOpError("takes exactly two inputs: each parameter and its "
+                       "gradient");
+  auto any = SymbolicTensorType::getUnranked(Float32Type::get(getContext()));
+  for (BlockArgument arg : block.getArguments())
+    if (arg.getType() != any)
+      return emitOpError("inputs are f32 tensors of any rank, not ")
+             << describeType(arg.getType());
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield || yield.getValues().size() != 1 ||
+      !yield.getValues()[0].getType().isF32())
+    return emitOpError("must yield one f32, its value");
+  bool reduces = false;
+  for (Operation &op : block.without_terminator()) {
+    if (isa<ReduceParamsOp>(op)) {
+      reduces = true;
+      continue;
+    }
+    if (!isa<ConstantOp>(op) && !op.hasTrait<ElementwiseMath>())
+      return op.emitOpError("cannot be part of a global: only elementwise "
+                            "math, constants and optgen.reduce_params");
+  }
+  // Elementwise math keeps tensors tensors: one parameter's values reach
+  // the scalar it yields only through a reduction across every parameter.
+  if (!reduces)
+    return emitOpError("reduces nothing across parameters: it needs an "
+                       "optgen.reduce_params");
+  return classifyGlobalBody(*this);
+}
+
+Value GlobalOp::getResult() {
+  return cast<YieldOp>(getBlock().getTerminator()).getValues()[0];
+}
+
+void GlobalOp::getAsmBlockArgumentNames(Region &region,
+                                        OpAsmSetValueNameFn setNameFn) {
+  for (auto [arg, name] : llvm::zip(region.getArguments(), getInputs()))
+    setNameFn(arg, cast<StringAttr>(name).getValue());
+}
+
+FailureOr<llvm::DenseMap<Operation *, GlobalPart>>
+optgen::classifyGlobalBody(GlobalOp global) {
+  llvm::DenseMap<Operation *, GlobalPart> parts;
+  for (Operation &op : global.getBlock().without_terminator()) {
+    // A reduction's result is known once every parameter is in.
+    if (isa<ReduceParamsOp>(op)) {
+      parts[&op] = GlobalPart::Finish;
+      continue;
+    }
+    bool perParameter = false, finish = false;
+    for (Value operand : op.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      GlobalPart part = def ? parts.lookup(def) : GlobalPart::PerParameter;
+      perParameter |= part == GlobalPart::PerParameter;
+      finish |= part == GlobalPart::Finish;
+    }
+    if (perParameter && finish)
+      return op.emitOpError("reads both one parameter's values and a "
+                            "reduction across every parameter");
+    parts[&op] = finish         ? GlobalPart::Finish
+                 : perParameter ? GlobalPart::PerParameter
+                                : GlobalPart::Constant;
+  }
+  return parts;
+}
+
+SmallVector<ReduceParamsOp> optgen::getGlobalPartials(OptimizerOp optimizer) {
+  SmallVector<ReduceParamsOp> partials;
+  for (GlobalOp global : optimizer.getBlock().getOps<GlobalOp>())
+    llvm::append_range(partials, global.getBlock().getOps<ReduceParamsOp>());
+  return partials;
+}
+
+LogicalResult
+GlobalValueOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (!symbolTable.lookupNearestSymbolFrom<GlobalOp>(*this, getGlobalAttr()))
+    return emitOpError("reads '")
+           << getGlobal() << "', which is not a global of the optimizer";
+  return success();
+}
+
+void GlobalValueOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), getGlobal());
+}
+
+LogicalResult GlobalValueOp::verify() {
+  if (!(*this)->getParentOfType<RuleOp>())
+    return emitOpError("reads a global outside a rule; only rules read "
+                       "globals");
+  return success();
 }
 
 /// The group `symbol` names, or an error on `op`.
@@ -583,6 +677,26 @@ LogicalResult ReduceOp::inferReturnTypes(MLIRContext *,
       results);
 }
 
+LogicalResult ReduceParamsOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  auto input = dyn_cast<SymbolicTensorType>(adaptor.getInput().getType());
+  if (!input || !isa<FloatType>(input.getElementType()))
+    return emitOptionalError(loc, "reduce_params reduces a float tensor");
+  results.push_back(input.getElementType());
+  return success();
+}
+
+LogicalResult ReduceParamsOp::verify() {
+  if (getKind() != ReduceKind::sum && getKind() != ReduceKind::max)
+    return emitOpError("reduces by sum or max, not ")
+           << stringifyReduceKind(getKind());
+  if (auto accumulator = getAccumulator();
+      accumulator && !accumulator->isF32() && !accumulator->isF64())
+    return emitOpError("accumulates in f32 or f64, not ") << *accumulator;
+  return success();
+}
+
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
@@ -826,11 +940,15 @@ LogicalResult AllGatherOp::verify() {
 }
 
 /// Checks that the schedule runs `unit` completely, in order: its reduction,
-/// the wait on it, its update, and (unless small) its gather.
-static LogicalResult verifyUnitProgram(UnitOp unit) {
-  Operation *reduction = nullptr, *compute = nullptr, *gather = nullptr;
+/// the wait on it, its partials (when the optimizer has globals, before
+/// `finish`, the globals' finish), its update, and (unless small) its
+/// gather.
+static LogicalResult verifyUnitProgram(UnitOp unit, Operation *finish) {
+  Operation *reduction = nullptr, *partials = nullptr, *compute = nullptr,
+            *gather = nullptr;
   for (Operation *user : unit->getUsers()) {
     Operation *&slot = isa<AllReduceOp, ReduceScatterOp>(user) ? reduction
+                       : isa<PartialsOp>(user)                 ? partials
                        : isa<ComputeOp>(user)                  ? compute
                                                                : gather;
     if (slot)
@@ -840,6 +958,16 @@ static LogicalResult verifyUnitProgram(UnitOp unit) {
   }
   if (!compute)
     return unit.emitOpError("is never computed");
+  if (finish) {
+    if (!partials)
+      return unit.emitOpError("adds nothing to the globals' partials; every "
+                              "unit needs an optgen.partials");
+    if (!partials->isBeforeInBlock(finish))
+      return partials->emitOpError("comes after the globals are finished");
+    if (!finish->isBeforeInBlock(compute))
+      return compute->emitOpError("updates the unit before the globals it "
+                                  "reads are finished");
+  }
   if (unit.getKind() == UnitKind::local)
     return success();
   if (!reduction)
@@ -854,8 +982,66 @@ static LogicalResult verifyUnitProgram(UnitOp unit) {
   if (!wait->isBeforeInBlock(compute))
     return compute->emitOpError("updates the unit before the wait on its "
                                 "reduction");
+  if (partials && !wait->isBeforeInBlock(partials))
+    return partials->emitOpError("reads the unit's gradients before the wait "
+                                 "on its reduction");
   if (gather && !compute->isBeforeInBlock(gather))
     return gather->emitOpError("gathers the unit before it is computed");
+  return success();
+}
+
+/// Checks the globals' part of the program and gives its finish: with
+/// globals, one finish, after the gather of the partials (in a step of
+/// more than local units, after every unit's partials) and the wait on it;
+/// without globals, none of it.
+static LogicalResult verifyGlobalsProgram(ScheduleOp schedule,
+                                          FinishGlobalsOp &finish) {
+  auto optimizer = schedule->getParentOfType<OptimizerOp>();
+  bool hasGlobals = !optimizer.getBlock().getOps<GlobalOp>().empty();
+  GatherPartialsOp gather;
+  Operation *lastPartials = nullptr;
+  bool distributed = false;
+  for (Operation &op : schedule.getBlock()) {
+    if (auto unit = dyn_cast<UnitOp>(op))
+      distributed |= unit.getKind() != UnitKind::local;
+    if (!isa<PartialsOp, GatherPartialsOp, FinishGlobalsOp>(op))
+      continue;
+    if (!hasGlobals)
+      return op.emitOpError("works on the globals, but the optimizer has "
+                            "none");
+    if (isa<PartialsOp>(op)) {
+      lastPartials = &op;
+      continue;
+    }
+    bool isGather = isa<GatherPartialsOp>(op);
+    if ((isGather && gather) || (!isGather && finish))
+      return op.emitOpError("is the second of its kind; a step gathers and "
+                            "finishes the globals once");
+    if (isGather)
+      gather = cast<GatherPartialsOp>(op);
+    else
+      finish = cast<FinishGlobalsOp>(op);
+  }
+  if (!hasGlobals)
+    return success();
+  if (!finish)
+    return schedule.emitOpError("never finishes the optimizer's globals "
+                                "(optgen.finish_globals)");
+  if (!distributed) {
+    if (gather)
+      return gather.emitOpError("gathers partials in a step of local units, "
+                                "where each rank's are its own");
+    return success();
+  }
+  if (!gather)
+    return schedule.emitOpError("never gathers the globals' partials over "
+                                "the ranks (optgen.gather_partials)");
+  if (lastPartials && !lastPartials->isBeforeInBlock(gather))
+    return lastPartials->emitOpError("comes after the partials are gathered");
+  Value token = gather.getToken();
+  if (token.hasOneUse() && !token.user_begin()->isBeforeInBlock(finish))
+    return finish.emitOpError("finishes the globals before the wait on the "
+                              "partials' gather");
   return success();
 }
 
@@ -887,8 +1073,11 @@ LogicalResult ScheduleOp::verifyRegions() {
                << "that unit";
     }
   }
+  FinishGlobalsOp finish;
+  if (failed(verifyGlobalsProgram(*this, finish)))
+    return failure();
   for (UnitOp unit : getBlock().getOps<UnitOp>())
-    if (failed(verifyUnitProgram(unit)))
+    if (failed(verifyUnitProgram(unit, finish)))
       return failure();
   return success();
 }

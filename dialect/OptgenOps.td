@@ -265,14 +265,103 @@ def Optgen_OnNonFiniteOp : Optgen_Op<"on_nonfinite", [HasParent<"OptimizerOp">]>
   let assemblyFormat = "$policy attr-dict";
 }
 
+def Optgen_GlobalOp : Optgen_Op<"global", [
+    Symbol, IsolatedFromAbove, HasParent<"OptimizerOp">, SingleBlock,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
+  let summary = "a value of the whole step, reduced across every parameter";
+  let description = [{
+    A scalar that every rule may read (`optgen.global_value`), computed once
+    per step from every parameter of the step and its gradient, as the
+    rules see them (in a distributed step, the gradient averaged over the
+    ranks). The two block arguments, named by `inputs`, stand for each
+    parameter and its gradient: f32 tensors of any shape. Math on them is
+    elementwise (no shape query, no reduction of one parameter), so that
+    any part of a parameter contributes on its own; `optgen.reduce_params`
+    reduces such a tensor over every element of every parameter to a
+    scalar, and scalar math on those reductions and constants gives the
+    value the body yields, one f32.
+
+    A step with globals runs in two phases: first every parameter's
+    contribution to each `optgen.reduce_params` (its partial), the partials
+    combined (over ranks in rank order) and the globals finished, the same
+    on every rank; then the rules' updates, which read them.
+
+    Example:
+    ```mlir
+    optgen.global @grad_norm inputs ["p", "g"] {
+    ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+      %0 = optgen.mul %g, %g : !optgen.tensor<*, f32>, !optgen.tensor<*, f32>
+      %1 = optgen.reduce_params sum %0 : !optgen.tensor<*, f32>
+      %2 = optgen.sqrt %1 : f32
+      optgen.yield %2 : f32
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$inputs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name `inputs` $inputs attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBlock() { return getBody().front(); }
+    /// The value the body yields.
+    ::mlir::Value getResult();
+  }];
+}
+
+def Optgen_ReduceParamsOp : Optgen_Op<"reduce_params", [Pure,
+    HasParent<"GlobalOp">, InferTypeOpAdaptor]> {
+  let summary = "sum or maximum over every element of every parameter";
+  let description = [{
+    Reduces a tensor computed elementwise from a global's parameter and
+    gradient over every element of every parameter of the step: `sum` or
+    `max` (the identity, with no element, is 0 or -infinity). The result is
+    a scalar of the input's element type, rounded once from the
+    accumulator. Each parameter's part (or a rank's part of it) is a
+    partial reduction; partials combine in a fixed order (parameters in the
+    step's order, then ranks in rank order), so every rank gets the same
+    bits. `accumulator`, set by `optgen-set-accumulators`, names the type
+    the partials are kept in (f64 on the CPU).
+
+    Example:
+    ```mlir
+    %sum = optgen.reduce_params sum %0 : !optgen.tensor<*, f32>
+    %peak = optgen.reduce_params max %1 {accumulator = f64} : !optgen.tensor<*, f32>
+    ```
+  }];
+  let arguments = (ins Optgen_ReduceKind:$kind, Optgen_AnyTensor:$input,
+                       OptionalAttr<TypeAttr>:$accumulator);
+  let results = (outs Optgen_Float:$result);
+  let assemblyFormat = "$kind $input attr-dict `:` qualified(type($input))";
+  let hasVerifier = 1;
+}
+
+def Optgen_GlobalValueOp : Optgen_Op<"global_value", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "the value of a global in this step";
+  let description = [{
+    Reads the value `optgen.global` computed for the current step, an f32
+    scalar, in a rule.
+
+    Example:
+    ```mlir
+    %grad_norm = optgen.global_value @grad_norm : f32
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$global);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$global attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Optgen_YieldOp : Optgen_Op<"yield", [
     Terminator, Pure, ReturnLike,
-    ParentOneOf<["IfOp", "ForTableOp", "GroupOp", "KernelOp"]>]> {
+    ParentOneOf<["IfOp", "ForTableOp", "GroupOp", "KernelOp", "GlobalOp"]>]> {
   let summary = "the values a region gives back";
   let description = [{
     Ends the regions of `optgen.if` and `optgen.for_table` (their results or
-    loop-carried values), of `optgen.kernel` (its results) and a group's
-    `where` region (one `i1`).
+    loop-carried values), of `optgen.kernel` (its results), of a group's
+    `where` region (one `i1`) and of an `optgen.global` (its value, f32).
 
     Example:
     ```mlir
@@ -791,7 +880,11 @@ def Optgen_ScheduleOp : Optgen_Op<"schedule", [HasParent<"OptimizerOp">,
     rank r holds elements [sum(counts[0..r)), sum(counts[0..r])) of the
     packed buffer. `optgen-schedule-collectives` orders the program in three
     phases: every reduction launched, then per unit its wait, update and
-    gather, then the gathers' waits.
+    gather, then the gathers' waits. When the optimizer has globals, every
+    update waits for them: each unit's `optgen.partials` (after its
+    reduction's wait), on more than one rank `optgen.gather_partials` and
+    its wait, and `optgen.finish_globals` come before the first
+    `optgen.compute`.
 
     With `group_size` G (hybrid sharding, as HSDP does; it divides the
     world size), the ranks form groups of G consecutive ranks, and each
@@ -804,8 +897,9 @@ def Optgen_ScheduleOp : Optgen_Op<"schedule", [HasParent<"OptimizerOp">,
 
     The verifier checks that the program is complete: a small unit is
     all-reduced, waited for and computed; any other unit is reduce-scattered,
-    waited for, computed, all-gathered and waited for, in that order; every
-    collective is waited for exactly once, and no parameter is in two units.
+    waited for, computed, all-gathered and waited for, in that order; every collective is waited for exactly once, and no parameter is in two units;
+    with globals, that every unit's partials come before their gather and
+    the finish, and the finish before every update.
 
     Example:
     ```mlir
@@ -938,6 +1032,60 @@ def Optgen_AllGatherOp : Optgen_CollectiveOp<"all_gather"> {
     %2 = optgen.all_gather %owned payload f32
     ```
   }];
+}
+
+def Optgen_PartialsOp : Optgen_Op<"partials", [HasParent<"ScheduleOp">]> {
+  let summary = "this rank's part of a unit's contribution to the globals";
+  let description = [{
+    Adds what this rank holds of the unit (what its `optgen.compute` would
+    update) to each partial reduction of the optimizer's globals
+    (`optgen.reduce_params`), from the gradient its reduction gave, before
+    any update; each element is counted once: a small unit, which every
+    rank updates, is counted by the first rank of each shard group. A
+    local unit contributes its own gradients.
+
+    Example:
+    ```mlir
+    optgen.partials %flat
+    ```
+  }];
+  let arguments = (ins Optgen_UnitType:$unit);
+  let assemblyFormat = "$unit attr-dict";
+}
+
+def Optgen_GatherPartialsOp : Optgen_Op<"gather_partials", [HasParent<"ScheduleOp">]> {
+  let summary = "share every rank's partial reductions of the globals";
+  let description = [{
+    Launches the all-gather, within the rank's shard group (every rank
+    without shard groups), of each rank's partials, one f64 per
+    `optgen.reduce_params` of the optimizer, once every unit's partials
+    are in. Every group holds the same averaged gradients, so each group's
+    partials make the same globals.
+
+    Example:
+    ```mlir
+    %3 = optgen.gather_partials
+    ```
+  }];
+  let results = (outs Optgen_TokenType:$token);
+  let assemblyFormat = "attr-dict";
+}
+
+def Optgen_FinishGlobalsOp : Optgen_Op<"finish_globals", [HasParent<"ScheduleOp">]> {
+  let summary = "combine the partials and compute every global";
+  let description = [{
+    Combines the gathered partials in rank order (a sum adds them, a
+    maximum takes the largest), so that every rank has the same bits, and
+    computes each global's value from them; every `optgen.compute` after it
+    reads those values. In a step of local units alone it combines this
+    rank's partials, with nothing to gather.
+
+    Example:
+    ```mlir
+    optgen.finish_globals
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
 }
 
 def Optgen_WaitOp : Optgen_Op<"wait", [HasParent<"ScheduleOp">]> {

@@ -67,14 +67,15 @@ def MarkSymmetric : Pass<"optgen-mark-symmetric", "optgen::RuleOp"> {
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
-def SetAccumulators : Pass<"optgen-set-accumulators", "optgen::RuleOp"> {
+def SetAccumulators : Pass<"optgen-set-accumulators"> {
   let summary = "Name the type every reduction accumulates in";
   let description = [{
-    Sets `accumulator` on each `optgen.reduce` that has none, so that what
-    a printed kernel accumulates in is decided here, not by a printer: f32
-    (the dialect's semantics, what GPUs use) or f64 (the CPU target's
-    choice: on the CPU a wider sum costs little and stays closer to the fp64
-    reference).
+    Sets `accumulator` on each `optgen.reduce` and `optgen.reduce_params`
+    (a global's partials) that has none, in the op it runs on (a rule or a
+    global), so that what printed code accumulates in is decided here, not
+    by a printer: f32 (the dialect's semantics, what GPUs use) or f64 (the
+    CPU target's choice: on the CPU a wider sum costs little and stays
+    closer to the fp64 reference).
   }];
   let options = [
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
@@ -221,7 +222,10 @@ def PlanShards : Pass<"optgen-plan-shards", "optgen::OptimizerOp"> {
     matrices) carrying exactly what the planner decided (packing order and
     offsets, each parameter's rule, owners, counts per rank), then for each
     unit its reduction, wait, update and gather, one unit after the other,
-    with f32 payloads. With shard groups smaller than the world (the
+    with f32 payloads. With globals, each unit's reduction, wait and
+    partials come first, then the partials' gather (on more than one
+    rank), its wait and the globals' finish, then each unit's update and
+    gather. With shard groups smaller than the world (the
     option, or the distribution's `shard_group`), the schedule's
     `group_size` says so and the units are planned for a group.
   }];
@@ -239,9 +243,10 @@ def ScheduleCollectives : Pass<"optgen-schedule-collectives", "optgen::Optimizer
   let summary = "Order a distributed step in three phases";
   let description = [{
     Reorders each `optgen.schedule` so that communication overlaps
-    computation: after the units, every reduction is launched first; then,
-    unit by unit, its wait, its update and the launch of its gather; last,
-    the waits for the gathers.
+    computation: after the units, every reduction is launched first; then, unit by unit, its wait, its update and the launch of its gather; last,
+    the waits for the gathers. With globals, the units' waits come with
+    their partials, and the partials' gather, its wait and the finish
+    before the first update.
   }];
   let dependentDialects = ["optgen::OptgenDialect"];
 }

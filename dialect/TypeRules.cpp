@@ -389,6 +389,9 @@ std::string describeRuntimeValue(Value value) {
       })
       .Case([](StateOp op) { return ("state '" + op.getName() + "'").str(); })
       .Case([](StepOp) { return std::string("the step count"); })
+      .Case([](GlobalValueOp op) {
+        return ("global '" + op.getGlobal() + "'").str();
+      })
       .Case([](TupleGetOp op) {
         return describeRuntimeValue(op.getTuple());
       })

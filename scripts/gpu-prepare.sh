@@ -40,6 +40,7 @@ examples=(
   "lion|lion.opt|1e-2||$any_rank"
   "sgd_nesterov|sgd_nesterov.opt|1e-4||$any_rank"
   "lookahead|lookahead.opt|1e-4||$any_rank"
+  "clip_adamw|clip_adamw.opt|1e-4||$any_rank bias=40 norm_w=40"
   "adafactor|adafactor.opt|1e-4||$matrices"
   "muon_newton_schulz_f32|muon_newton_schulz.opt|1e-4|compute=f32|$matrices"
   "muon_newton_schulz_bf16|muon_newton_schulz.opt|0.25||$matrices"

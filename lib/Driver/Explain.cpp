@@ -3,6 +3,7 @@
 #include "optgen/Driver/Explain.h"
 
 #include "optgen/Transforms/Planning.h"
+#include "optgen/runtime/Schedule.h"
 
 #include "llvm/Support/Format.h"
 
@@ -168,8 +169,27 @@ FailureOr<StepExplanation> optgen::explainSchedule(ScheduleOp schedule) {
     else if (auto gather = dyn_cast<AllGatherOp>(op))
       count(step.allGathers, gather.getUnit(), gather.getPayloadAttr(), false,
             true);
+    else if (isa<GatherPartialsOp>(op)) {
+      // One double a partial, within the group, as the executors count it.
+      ++step.partialsGathers;
+      runtime::Traffic traffic = runtime::partialsTraffic(
+          static_cast<int64_t>(getGlobalPartials(optimizer).size()),
+          static_cast<int>(step.groupSize));
+      for (RankLoad &rank : step.ranks) {
+        rank.sentBytes += traffic.sent;
+        rank.receivedBytes += traffic.received;
+      }
+    }
   }
+  for (GlobalOp global : optimizer.getBlock().getOps<GlobalOp>())
+    step.globals.push_back(global.getSymName().str());
   return step;
+}
+
+/// Every collective of a step.
+static int collectivesOf(const StepExplanation &step) {
+  return step.allReduces + step.reduceScatters + step.crossAllReduces +
+         step.allGathers + step.partialsGathers;
 }
 
 void optgen::printExplanation(const StepExplanation &step, raw_ostream &os) {
@@ -181,14 +201,21 @@ void optgen::printExplanation(const StepExplanation &step, raw_ostream &os) {
        << " groups of " << step.groupSize
        << " consecutive ranks, each sharding the step alike; a rank takes "
           "the part of its position in its group\n";
-  os << "collectives per step: "
-     << step.allReduces + step.reduceScatters + step.crossAllReduces +
-            step.allGathers
-     << " (" << step.allReduces << " all-reduce, " << step.reduceScatters
+  os << "collectives per step: " << collectivesOf(step) << " ("
+     << step.allReduces << " all-reduce, " << step.reduceScatters
      << " reduce-scatter, ";
   if (step.groupSize < step.worldSize)
     os << step.crossAllReduces << " all-reduce across groups, ";
-  os << step.allGathers << " all-gather)\n";
+  os << step.allGathers << " all-gather";
+  if (step.partialsGathers)
+    os << ", " << step.partialsGathers << " all-gather of the globals' "
+       << "partials";
+  os << ")\n";
+  if (!step.globals.empty()) {
+    os << "globals: ";
+    llvm::interleaveComma(step.globals, os);
+    os << " (every update waits for them, and so for every reduction)\n";
+  }
   os << "load imbalance of owned matrices (max/mean of estimated cost): "
      << format("%.3f", step.imbalance) << "\n\n";
   os << "rank  state bytes   sent/step   received/step  updates\n";
@@ -210,9 +237,7 @@ void optgen::writeExplanationJson(
   os << "{\"world_size\": " << step.worldSize;
   if (step.groupSize < step.worldSize)
     os << ", \"group_size\": " << step.groupSize;
-  os << ", \"collectives_per_step\": "
-     << step.allReduces + step.reduceScatters + step.crossAllReduces +
-            step.allGathers
+  os << ", \"collectives_per_step\": " << collectivesOf(step)
      << ", \"imbalance\": " << format("%.6f", step.imbalance)
      << ", \"ranks\": [";
   for (auto [r, rank] : llvm::enumerate(step.ranks))

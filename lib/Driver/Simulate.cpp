@@ -445,6 +445,16 @@ optgen::simulateSchedule(ScheduleOp schedule,
       launch(CollectiveKind::ReduceScatter, scatter.getUnit());
     else if (auto gather = dyn_cast<AllGatherOp>(op))
       launch(CollectiveKind::AllGather, gather.getUnit());
+    else if (isa<GatherPartialsOp>(op))
+      // Each rank's partials (a double each) within its group; the pass
+      // over the gradients that makes them is not counted.
+      add(CollectiveKind::AllGather,
+          world == 1 ? std::vector<SimStep::Collective::Instance>()
+                     : groupsOf(static_cast<int64_t>(
+                           getGlobalPartials(schedule->getParentOfType<
+                                             OptimizerOp>())
+                               .size() *
+                           sizeof(double) * group)));
     else if (auto wait = dyn_cast<WaitOp>(op))
       step.program.push_back(
           {SimStep::Op::Wait,

@@ -152,6 +152,16 @@ void Dumper::dumpDecl(const Decl &decl, unsigned indent) {
     dumpBlock(function->getBody(), indent + 1);
     return;
   }
+  if (const auto *global = llvm::dyn_cast<GlobalDecl>(&decl)) {
+    line(indent) << "global " << global->getName();
+    endLine(global->getLoc());
+    for (const GlobalDecl::Input &input : global->getInputs()) {
+      line(indent + 1) << "input " << input.name;
+      endLine(input.range.Start);
+    }
+    dumpExpr(global->getValue(), indent + 1);
+    return;
+  }
   if (const auto *policy = llvm::dyn_cast<OnNonFiniteDecl>(&decl)) {
     line(indent) << "on_nonfinite " << policy->getPolicy();
     endLine(policy->getLoc());

@@ -196,6 +196,7 @@ Token Lexer::lexIdentifier(const char *start) {
           .Case("where", TokenKind::KwWhere)
           .Case("distribute", TokenKind::KwDistribute)
           .Case("on_nonfinite", TokenKind::KwOnNonFinite)
+          .Case("global", TokenKind::KwGlobal)
           .Case("fn", TokenKind::KwFn)
           .Case("return", TokenKind::KwReturn)
           .Default(TokenKind::Identifier);

@@ -106,7 +106,8 @@ constexpr Builtin kBuiltins[] = {
     {"norm", 1, 2},   {"amax", 1, 2},      {"transpose", 1, 1},
     {"rows", 1, 1},   {"cols", 1, 1},      {"ndim", 1, 1},  {"numel", 1, 1},
     {"size", 2, 2},   {"zeros_like", 1, 1}, {"zeros", 0, 1}, {"reduced", 2, 2},
-    {"floor", 1, 1},  {"floordiv", 2, 2},
+    {"floor", 1, 1},  {"floordiv", 2, 2},   {"sum_params", 1, 1},
+    {"max_params", 1, 1},
 };
 
 const Builtin *lookupBuiltin(StringRef name) {
@@ -257,6 +258,16 @@ private:
   /// Rules, groups and constants share one namespace.
   llvm::StringMap<SMRange> topLevelNames;
   llvm::StringMap<RuleOp> rules;
+  /// Every global's declaration (known before any is generated), and the
+  /// ops of those generated.
+  llvm::StringMap<const GlobalDecl *> globalDecls;
+  llvm::StringMap<GlobalOp> globals;
+  /// The global being generated, and its inputs (each parameter and its
+  /// gradient), visible only inside sum_params and max_params.
+  const GlobalDecl *currentGlobal = nullptr;
+  llvm::StringMap<Symbol> globalInputs;
+  /// Inside the argument of sum_params or max_params: one parameter's math.
+  bool inPerParameter = false;
 
   /// Names visible in the rule or `where` being generated, innermost last.
   /// A deque: carried-value bookkeeping holds pointers into outer scopes.
@@ -770,6 +781,12 @@ private:
   }
 
   FailureOr<ConstValue> unknownName(StringRef name, SMRange at) {
+    if (globalDecls.count(name)) {
+      error(at) << "'" << name
+                << "' is a global, known only while a step runs; only "
+                   "rules and the functions they call read it";
+      return failure();
+    }
     if (functions.count(name)) {
       error(at) << "'" << name << "' is a function; call it: " << name
                 << "(...)";
@@ -810,6 +827,10 @@ private:
     auto it = consts.find(name);
     if (it != consts.end())
       return duplicate(name, symbol.declRange, it->second.declRange);
+    auto global = globalDecls.find(name);
+    if (global != globalDecls.end())
+      return duplicate(name, symbol.declRange,
+                       global->second->getNameRange());
     scopes.back()[name] = symbol;
     return success();
   }
@@ -893,8 +914,98 @@ private:
     }
     if (name == "true" || name == "false" || isDTypeName(name))
       return constant(expr.getLoc(), *evalConst(expr), expr.getRange());
+    if (globalDecls.count(name))
+      return genGlobalValue(expr);
+    if (currentGlobal && globalInputs.count(name)) {
+      error(expr.getRange())
+          << "'" << name << "' is "
+          << (globalInputs[name].kind == Symbol::Kind::Param
+                  ? "each parameter"
+                  : "each parameter's gradient")
+          << ": a global reads it only inside sum_params(...) or "
+             "max_params(...)";
+      return {};
+    }
     (void)unknownName(name, expr.getRange());
     return {};
+  }
+
+  /// A global read by name: in a rule (or a function it calls), its value
+  /// this step.
+  Value genGlobalValue(const NameExpr &expr) {
+    StringRef name = expr.getName();
+    if (currentGlobal) {
+      error(expr.getRange())
+          << "global '" << currentGlobal->getName()
+          << "' cannot read global '" << name
+          << "': every global is reduced from the parameters in the same "
+             "pass; repeat its math here";
+      return {};
+    }
+    if (!inRule) {
+      (void)unknownName(name, expr.getRange());
+      return {};
+    }
+    // Named as the spec names it, in the code a printer makes.
+    return builder.create<GlobalValueOp>(
+        NameLoc::get(builder.getStringAttr(name), loc(expr.getLoc())),
+        builder.getF32Type(), globals.lookup(name).getSymName());
+  }
+
+  /// `sum_params(sum(E))` or `max_params(amax(E))` in a global: E,
+  /// elementwise math on each parameter and its gradient, reduced over
+  /// every element of every parameter.
+  Value genReduceParams(const CallExpr &call) {
+    StringRef callee = call.getCallee();
+    bool isSum = callee == "sum_params";
+    StringRef inner = isSum ? "sum" : "amax";
+    std::string sample = (callee + "(" + inner +
+                          (isSum ? "(g * g))" : "(abs(g)))"))
+                             .str();
+    if (!currentGlobal) {
+      error(call.getCalleeRange())
+          << "'" << callee
+          << "' reduces across every parameter of the step; it belongs in a "
+             "global: global NAME(p, g) = "
+          << (isSum ? "sqrt(" + sample + ")" : sample);
+      return {};
+    }
+    if (inPerParameter) {
+      error(call.getCalleeRange())
+          << "'" << callee
+          << "' cannot be inside another reduction across parameters";
+      return {};
+    }
+    const Expr &arg = *call.getArgs()[0];
+    auto *contribution = dyn_cast<CallExpr>(&arg);
+    if (!contribution || contribution->getCallee() != inner ||
+        contribution->getArgs().size() != 1) {
+      error(arg.getRange())
+          << "the argument of " << callee
+          << " is each parameter's contribution: " << inner
+          << "(...) of elementwise math on the parameter and its gradient, "
+             "over the whole parameter, as in "
+          << sample;
+      return {};
+    }
+    const Expr &elementwise = *contribution->getArgs()[0];
+    scopes.emplace_back();
+    for (auto &input : globalInputs)
+      scopes.back()[input.getKey()] = input.second;
+    inPerParameter = true;
+    Value input = genExpr(elementwise);
+    inPerParameter = false;
+    scopes.pop_back();
+    if (!(input = requireTensor(input, elementwise, inner)))
+      return {};
+    FailureOr<Type> type =
+        inferReduceType(loc(contribution->getLoc()), inner, input.getType(),
+                        /*hasAxis=*/false, std::nullopt);
+    if (failed(type))
+      return {};
+    return builder.create<ReduceParamsOp>(
+        loc(call.getLoc()), *type, isSum ? ReduceKind::sum : ReduceKind::max,
+        input, /*accumulator=*/TypeAttr());
   }
 
   Value genBinary(const BinaryExpr &expr) {
@@ -1041,6 +1152,19 @@ private:
       error(call.getCalleeRange()) << "'" << callee
                                    << "' can only give a state its initial "
                                       "value: state m = zeros_like(p)";
+      return {};
+    }
+    if (callee == "sum_params" || callee == "max_params")
+      return genReduceParams(call);
+    if (inPerParameter &&
+        llvm::is_contained({"sum", "mean", "norm", "amax", "rows", "cols",
+                            "size", "ndim", "numel"},
+                           callee)) {
+      error(call.getCalleeRange())
+          << "'" << callee
+          << "' of one parameter cannot be part of a global: its math on "
+             "the parameter and gradient is elementwise, as a distributed "
+             "step may hold a parameter in parts";
       return {};
     }
 
@@ -1192,7 +1316,8 @@ private:
     const auto &args = call.getArgs();
     size_t arity = function.getParams().size();
     if (!inRule) {
-      error(at) << "function '" << name << "' can be called only in a rule";
+      error(at) << "function '" << name << "' can be called only in a rule"
+                << (currentGlobal ? ", not in a global" : "");
       return {};
     }
     if (args.size() != arity) {
@@ -1602,6 +1727,11 @@ private:
       }
       if (name == "step") {
         error(at) << "cannot assign to 'step'; it counts the steps itself";
+        return failure();
+      }
+      if (globalDecls.count(name)) {
+        error(at) << "cannot assign to the global '" << name
+                  << "'; it is computed from every parameter at each step";
         return failure();
       }
       if (declaredLater.count(name))
@@ -2099,6 +2229,67 @@ private:
     return finish(success());
   }
 
+  LogicalResult genGlobal(const GlobalDecl &decl, mlir::Block &module) {
+    StringRef name = decl.getName();
+    if (decl.getInputs().size() != 2) {
+      error(decl.getNameRange())
+          << "a global takes two inputs, each parameter and its gradient: "
+             "global "
+          << name << "(p, g) = ...";
+      return failure();
+    }
+    builder.setInsertionPointToEnd(&module);
+    SmallVector<StringRef> inputNames;
+    for (const GlobalDecl::Input &input : decl.getInputs())
+      inputNames.push_back(input.name);
+    auto global = builder.create<GlobalOp>(
+        loc(decl.getNameRange()), name, builder.getStrArrayAttr(inputNames));
+    mlir::Block &body = global.getBody().emplaceBlock();
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&body);
+
+    currentGlobal = &decl;
+    scopes.assign(1, {});
+    auto finish = [&](LogicalResult result) {
+      currentGlobal = nullptr;
+      globalInputs.clear();
+      scopes.clear();
+      return result;
+    };
+    Type any = SymbolicTensorType::getUnranked(builder.getF32Type());
+    for (auto [index, input] : llvm::enumerate(decl.getInputs())) {
+      Value arg = body.addArgument(any, loc(input.range));
+      auto kind = index == 0 ? Symbol::Kind::Param : Symbol::Kind::Grad;
+      if (failed(declare(input.name, {kind, arg, input.range})))
+        return finish(failure());
+    }
+    // Declared as a rule's inputs are, but visible only inside the
+    // reductions across parameters.
+    globalInputs = std::move(scopes.front());
+    scopes.assign(1, {});
+    Value value = genExpr(decl.getValue());
+    if (!value)
+      return finish(failure());
+    if (body.getOps<ReduceParamsOp>().empty()) {
+      error(decl.getNameRange())
+          << "global '" << name
+          << "' reduces nothing across parameters: its value needs "
+             "sum_params(sum(...)) or max_params(amax(...))";
+      return finish(failure());
+    }
+    if (!isa<FloatType>(value.getType())) {
+      error(decl.getValue().getRange())
+          << "a global's value is a float, not "
+          << describeType(value.getType());
+      return finish(failure());
+    }
+    value = convertDType(value, builder.getF32Type(), decl.getValue().getLoc());
+    nameValue(value, name);
+    builder.create<YieldOp>(loc(decl.getValue().getLoc()), value);
+    globals[name] = global;
+    return finish(success());
+  }
+
   LogicalResult genGroup(const GroupDecl &decl, mlir::Block &module) {
     auto ruleIt = rules.find(decl.getRule());
     if (ruleIt == rules.end() && functions.count(decl.getRule())) {
@@ -2310,6 +2501,8 @@ OwningOpRef<ModuleOp> MLIRGenImpl::gen(const ast::Module &spec) {
     } else if (failed(claimTopLevelName(*decl))) {
       return nullptr;
     }
+    if (auto *g = dyn_cast<GlobalDecl>(decl.get()))
+      globalDecls[g->getName()] = g;
     if (auto *f = dyn_cast<FunctionDecl>(decl.get())) {
       if (failed(checkFunction(*f)))
         return nullptr;
@@ -2327,6 +2520,11 @@ OwningOpRef<ModuleOp> MLIRGenImpl::gen(const ast::Module &spec) {
           << "'" << entry.getKey() << "' is not a constant of the spec";
       return nullptr;
     }
+  // Globals before the rules that read them.
+  for (const DeclPtr &decl : spec.getDecls())
+    if (auto *g = dyn_cast<GlobalDecl>(decl.get());
+        g && failed(genGlobal(*g, body)))
+      return nullptr;
   for (const DeclPtr &decl : spec.getDecls())
     if (auto *r = dyn_cast<RuleDecl>(decl.get()); r && failed(genRule(*r, body)))
       return nullptr;

@@ -92,6 +92,7 @@ private:
   std::unique_ptr<ast::Decl> parseGroup();
   std::unique_ptr<ast::Decl> parseDistribute();
   std::unique_ptr<ast::Decl> parseOnNonFinite();
+  std::unique_ptr<ast::Decl> parseGlobal();
   bool parseSetting(ast::GroupDecl::Setting &setting);
   bool parseType(ast::TypeAnnotation &type);
   bool parseBlock(ast::Block &block, StringRef what);
@@ -312,7 +313,7 @@ std::unique_ptr<ast::Module> Parser::parseModule() {
                                        std::move(decls));
 }
 
-/// decl := const | rule | fn | group | distribute | on_nonfinite
+/// decl := const | rule | fn | global | group | distribute | on_nonfinite
 std::unique_ptr<ast::Decl> Parser::parseDecl() {
   switch (tok.kind) {
   case TokenKind::KwConst:
@@ -327,13 +328,16 @@ std::unique_ptr<ast::Decl> Parser::parseDecl() {
     return parseDistribute();
   case TokenKind::KwOnNonFinite:
     return parseOnNonFinite();
+  case TokenKind::KwGlobal:
+    return parseGlobal();
   case TokenKind::RParen:
   case TokenKind::RBracket:
   case TokenKind::RBrace:
     return errorUnmatched();
   default:
     return errorExpected(
-        "a declaration (const, rule, fn, group, distribute or on_nonfinite)");
+        "a declaration (const, rule, fn, global, group, distribute or "
+        "on_nonfinite)");
   }
 }
 
@@ -425,6 +429,44 @@ std::unique_ptr<ast::Decl> Parser::parseFunction() {
   return std::make_unique<ast::FunctionDecl>(SMRange(start, prevEnd),
                                              std::move(name), nameRange,
                                              std::move(params), std::move(body));
+}
+
+/// global := 'global' IDENT '(' IDENT ',' IDENT ')' '=' expr
+std::unique_ptr<ast::Decl> Parser::parseGlobal() {
+  SMLoc start = tok.getLoc();
+  consume();
+  std::string name;
+  SMRange nameRange;
+  if (!parseIdentifier(name, nameRange, "a name after 'global'"))
+    return nullptr;
+  SMLoc open = tok.getLoc();
+  if (!consumeIf(TokenKind::LParen))
+    return errorExpected("'(' and the inputs of global " + quoteSource(name) +
+                         ", as a rule names them: global " + name +
+                         "(p, g) = ...");
+  std::vector<ast::GlobalDecl::Input> inputs;
+  do {
+    inputs.emplace_back();
+    if (!parseIdentifier(inputs.back().name, inputs.back().range,
+                         "an input name"))
+      return nullptr;
+    if (tok.is(TokenKind::Colon))
+      return error(tok.getLoc(),
+                   "a global's inputs are every parameter and its gradient, "
+                   "of any shape; they have no annotation");
+  } while (consumeIf(TokenKind::Comma));
+  if (!expectClosing(TokenKind::RParen, open, ","))
+    return nullptr;
+  if (!consumeIf(TokenKind::Equal))
+    return errorExpected("'=' and the global's value after 'global " + name +
+                         "(...)'");
+  Parsed value = parseExpr();
+  if (!value)
+    return nullptr;
+  return std::make_unique<ast::GlobalDecl>(SMRange(start, prevEnd),
+                                           std::move(name), nameRange,
+                                           std::move(inputs),
+                                           std::move(value.expr));
 }
 
 /// group      := 'group' IDENT '=' IDENT '{' group_item* '}'

@@ -250,13 +250,17 @@ using ElementFn = llvm::function_ref<double(llvm::ArrayRef<double>)>;
 
 class Evaluator {
 public:
-  /// `hypers` may be null where no hyperparameter can appear (a `where`).
-  Evaluator(const HyperMap *hypers, llvm::ArrayRef<Value> states, int64_t step)
-      : hypers(hypers), states(states), step(step) {}
+  /// `hypers` and `globals` may be null where none can appear (a `where`,
+  /// a global).
+  Evaluator(const HyperMap *hypers, llvm::ArrayRef<Value> states, int64_t step,
+            const GlobalMap *globals = nullptr)
+      : hypers(hypers), states(states), step(step), globals(globals) {}
 
   FailureOr<RuleResult> runRule(RuleOp rule, const Value &param,
                                 const Value &grad);
   FailureOr<bool> runWhere(GroupOp group, llvm::ArrayRef<int64_t> shape);
+  FailureOr<double> runGlobal(GlobalOp global,
+                              llvm::ArrayRef<GlobalInput> inputs);
 
 private:
   // Blocks and bookkeeping.
@@ -285,6 +289,7 @@ private:
   LogicalResult evalIf(IfOp op);
   LogicalResult evalForTable(ForTableOp op);
   LogicalResult evalKernel(KernelOp op);
+  LogicalResult evalGlobalValue(GlobalValueOp op);
   LogicalResult runRegionAsResults(Operation *op, Block &block,
                                    llvm::StringRef what);
 
@@ -294,6 +299,7 @@ private:
   const HyperMap *hypers;
   llvm::ArrayRef<Value> states;
   int64_t step;
+  const GlobalMap *globals;
   llvm::DenseMap<mlir::Value, Value> env;
   llvm::StringMap<int64_t> namedDims;
   std::vector<int64_t> paramShape;
@@ -866,6 +872,16 @@ LogicalResult Evaluator::evalKernel(KernelOp op) {
   return runRegionAsResults(op, op.getBody().front(), "kernel");
 }
 
+LogicalResult Evaluator::evalGlobalValue(GlobalValueOp op) {
+  if (globals) {
+    auto it = globals->find(op.getGlobal());
+    if (it != globals->end())
+      return define(op, 0, Value::scalar(it->second, op.getType()));
+  }
+  return op.emitError("interpreter: no value is given for global '")
+         << op.getGlobal() << "'";
+}
+
 /// Runs `block` and defines `op`'s results as what it yields.
 LogicalResult Evaluator::runRegionAsResults(Operation *op, Block &block,
                                             llvm::StringRef what) {
@@ -979,6 +995,7 @@ LogicalResult Evaluator::evalOp(Operation &op) {
       .Case([&](HyperOp o) { return evalHyper(o); })
       .Case([&](TupleGetOp o) { return evalTupleGet(o); })
       .Case([&](StateOp o) { return evalState(o); })
+      .Case([&](GlobalValueOp o) { return evalGlobalValue(o); })
       .Case([&](StepOp o) {
         return define(o, 0,
                       Value::scalar(static_cast<double>(step), o.getType()));
@@ -1107,6 +1124,61 @@ FailureOr<bool> Evaluator::runWhere(GroupOp group,
   return yielded[0].data.at(0) != 0;
 }
 
+FailureOr<double> Evaluator::runGlobal(GlobalOp global,
+                                       llvm::ArrayRef<GlobalInput> inputs) {
+  FailureOr<llvm::DenseMap<Operation *, GlobalPart>> parts =
+      classifyGlobalBody(global);
+  if (failed(parts))
+    return failure();
+  Block &block = global.getBlock();
+  auto partOf = [&](Operation &op) { return parts->lookup(&op); };
+  // Constants once; then each parameter's math and every element of it
+  // into the reductions, parameter after parameter; then the finish.
+  for (Operation &op : block.without_terminator())
+    if (partOf(op) == GlobalPart::Constant && failed(evalOp(op)))
+      return failure();
+  llvm::SmallVector<ReduceParamsOp> reductions =
+      llvm::to_vector(block.getOps<ReduceParamsOp>());
+  llvm::SmallVector<Accumulator> accumulators;
+  for (ReduceParamsOp reduce : reductions)
+    accumulators.emplace_back(reduce.getKind());
+  Type f32 = mlir::Float32Type::get(global.getContext());
+  for (const GlobalInput &input : inputs) {
+    if (!input.param->isTensor() || input.grad->shape != input.param->shape)
+      return global.emitError("interpreter: a parameter of ")
+             << describeValue(*input.param) << " with a gradient of "
+             << describeValue(*input.grad);
+    paramShape = input.param->shape;
+    env[block.getArgument(0)] = *input.param;
+    env[block.getArgument(1)] = *input.grad;
+    env[block.getArgument(0)].type = f32;
+    env[block.getArgument(1)].type = f32;
+    for (Operation &op : block.without_terminator())
+      if (partOf(op) == GlobalPart::PerParameter && failed(evalOp(op)))
+        return failure();
+    for (auto [reduce, acc] : llvm::zip(reductions, accumulators)) {
+      const Value *in = lookup(reduce, reduce.getInput());
+      if (!in)
+        return failure();
+      for (double x : in->data)
+        acc.add(x);
+    }
+  }
+  for (auto [reduce, acc] : llvm::zip(reductions, accumulators))
+    if (failed(define(reduce, 0,
+                      Value::scalar(roundToType(acc.result(1), reduce.getType()),
+                                    reduce.getType()))))
+      return failure();
+  for (Operation &op : block.without_terminator())
+    if (partOf(op) == GlobalPart::Finish && !llvm::isa<ReduceParamsOp>(op) &&
+        failed(evalOp(op)))
+      return failure();
+  const Value *value = lookup(block.getTerminator(), global.getResult());
+  if (!value)
+    return failure();
+  return value->data.at(0);
+}
+
 //===----------------------------------------------------------------------===//
 // Entry points
 //===----------------------------------------------------------------------===//
@@ -1114,20 +1186,35 @@ FailureOr<bool> Evaluator::runWhere(GroupOp group,
 FailureOr<RuleResult> evaluateRule(RuleOp rule, const Value &param,
                                    const Value &grad,
                                    llvm::ArrayRef<Value> states, int64_t step,
-                                   const HyperMap &hypers) {
-  Evaluator evaluator(&hypers, states, step);
+                                   const HyperMap &hypers,
+                                   const GlobalMap &globals) {
+  Evaluator evaluator(&hypers, states, step, &globals);
   return evaluator.runRule(rule, param, grad);
 }
 
+FailureOr<GlobalMap> evaluateGlobals(OptimizerOp optimizer,
+                                     llvm::ArrayRef<GlobalInput> inputs) {
+  GlobalMap values;
+  for (GlobalOp global : optimizer.getBlock().getOps<GlobalOp>()) {
+    Evaluator evaluator(nullptr, {}, 1);
+    FailureOr<double> value = evaluator.runGlobal(global, inputs);
+    if (failed(value))
+      return failure();
+    values[global.getSymName()] = *value;
+  }
+  return values;
+}
+
 LogicalResult stepRule(RuleOp rule, ParamState &state,
-                       llvm::ArrayRef<double> grad, const HyperMap &hypers) {
+                       llvm::ArrayRef<double> grad, const HyperMap &hypers,
+                       const GlobalMap &globals) {
   Type element = optgen::getElementTypeOrSelf(rule.getParam().getType());
   Value param = Value::tensor(state.shape, state.param, element);
   Value gradient = Value::tensor(
       state.shape, std::vector<double>(grad.begin(), grad.end()), element);
   FailureOr<RuleResult> result = evaluateRule(rule, param, gradient,
                                               state.states, state.step + 1,
-                                              hypers);
+                                              hypers, globals);
   if (failed(result))
     return failure();
   ++state.step;

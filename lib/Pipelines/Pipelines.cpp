@@ -23,7 +23,12 @@ void optgen::buildPlanPipeline(OpPassManager &pm,
 }
 
 void optgen::buildLowerToKernelsPipeline(OpPassManager &pm) {
-  OpPassManager &rules = pm.nest<OptimizerOp>().nest<RuleOp>();
+  OpPassManager &optimizers = pm.nest<OptimizerOp>();
+  // A global's math is printed as it is, folded.
+  OpPassManager &globals = optimizers.nest<GlobalOp>();
+  globals.addPass(createCanonicalizerPass());
+  globals.addPass(createCSEPass());
+  OpPassManager &rules = optimizers.nest<RuleOp>();
   // Twice: folding shape queries makes types known, which lets more fold.
   for (int round = 0; round < 2; ++round) {
     rules.addPass(createInferShapes());
@@ -38,7 +43,10 @@ void optgen::buildLowerToKernelsPipeline(OpPassManager &pm) {
 
 void optgen::buildLowerToExecutablePipeline(
     OpPassManager &pm, const ExecutablePipelineOptions &options) {
-  OpPassManager &rules = pm.nest<OptimizerOp>().nest<RuleOp>();
+  OpPassManager &optimizers = pm.nest<OptimizerOp>();
+  optimizers.nest<GlobalOp>().addPass(
+      createSetAccumulators({options.accumulator}));
+  OpPassManager &rules = optimizers.nest<RuleOp>();
   rules.addPass(createSetAccumulators({options.accumulator}));
   rules.addPass(createAssignHyperOffsets());
   rules.addPass(createAssignBuffers({options.device}));

@@ -108,26 +108,44 @@ struct PlanShardsPass : optgen::impl::PlanShardsBase<PlanShardsPass> {
     // The runtime communicates f32 payloads.
     TypeAttr payload = TypeAttr::get(builder.getF32Type());
     auto tokenType = TokenType::get(&getContext());
+    // With globals, every unit's partials (after its reduction) come before
+    // the globals are finished, and every update after.
+    bool globals = !optimizer.getBlock().getOps<GlobalOp>().empty();
     for (UnitOp unit : units) {
-      if (unit.getKind() == UnitKind::local) {
-        builder.create<ComputeOp>(loc, unit);
-        continue;
-      }
-      if (unit.getKind() == UnitKind::small) {
+      if (unit.getKind() != UnitKind::local) {
         Value reduced =
-            builder.create<AllReduceOp>(loc, tokenType, unit, payload);
+            unit.getKind() == UnitKind::small
+                ? builder.create<AllReduceOp>(loc, tokenType, unit, payload)
+                      .getResult()
+                : builder.create<ReduceScatterOp>(loc, tokenType, unit, payload)
+                      .getResult();
         builder.create<WaitOp>(loc, reduced);
-        builder.create<ComputeOp>(loc, unit);
-        continue;
       }
-      Value reduced =
-          builder.create<ReduceScatterOp>(loc, tokenType, unit, payload);
-      builder.create<WaitOp>(loc, reduced);
-      builder.create<ComputeOp>(loc, unit);
-      Value gathered =
-          builder.create<AllGatherOp>(loc, tokenType, unit, payload);
-      builder.create<WaitOp>(loc, gathered);
+      if (globals)
+        builder.create<PartialsOp>(loc, unit);
+      else
+        computeAndGather(builder, loc, unit, payload);
     }
+    if (!globals)
+      return;
+    if (!alone)
+      builder.create<WaitOp>(
+          loc, builder.create<GatherPartialsOp>(loc, tokenType).getResult());
+    builder.create<FinishGlobalsOp>(loc);
+    for (UnitOp unit : units)
+      computeAndGather(builder, loc, unit, payload);
+  }
+
+  /// The unit's update and, unless every rank updates all of it, its
+  /// all-gather and the wait on it.
+  static void computeAndGather(OpBuilder &builder, Location loc, UnitOp unit,
+                               TypeAttr payload) {
+    builder.create<ComputeOp>(loc, unit);
+    if (unit.getKind() == UnitKind::local || unit.getKind() == UnitKind::small)
+      return;
+    Value gathered = builder.create<AllGatherOp>(
+        loc, TokenType::get(builder.getContext()), unit, payload);
+    builder.create<WaitOp>(loc, gathered);
   }
 };
 

@@ -26,14 +26,20 @@ struct SetAccumulatorsPass
     else if (dtype == "f64")
       accumulator = builder.getF64Type();
     else {
-      getOperation().emitError("optgen-set-accumulators: dtype is f32 or "
-                               "f64, not '")
+      getOperation()->emitError("optgen-set-accumulators: dtype is f32 or "
+                                "f64, not '")
           << dtype << "'";
       return signalPassFailure();
     }
-    getOperation().walk([&](ReduceOp reduce) {
-      if (!reduce.getAccumulatorAttr())
-        reduce.setAccumulatorAttr(TypeAttr::get(accumulator));
+    getOperation()->walk([&](Operation *op) {
+      auto set = [&](auto reduce) {
+        if (!reduce.getAccumulatorAttr())
+          reduce.setAccumulatorAttr(TypeAttr::get(accumulator));
+      };
+      if (auto reduce = dyn_cast<ReduceOp>(op))
+        set(reduce);
+      else if (auto reduce = dyn_cast<ReduceParamsOp>(op))
+        set(reduce);
     });
   }
 };

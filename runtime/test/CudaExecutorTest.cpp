@@ -23,6 +23,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -69,10 +70,28 @@ int64_t matrixWorkspace(const int64_t *shape, int) {
   return shape[0] * shape[1];
 }
 
+/// The host's version of launchGradStatistics and its finish.
+void gradStatistics(const float *, const float *grad, int64_t count,
+                    double *partials) {
+  partials[0] = 0;
+  partials[1] = -INFINITY;
+  for (int64_t i = 0; i < count; ++i) {
+    double g = grad[i];
+    partials[0] += g * g;
+    partials[1] = std::max(partials[1], std::fabs(g));
+  }
+}
+
+void gradStatisticsFinish(const double *partials, float *globals) {
+  globals[0] = std::sqrt(static_cast<float>(partials[0]));
+  globals[1] = static_cast<float>(partials[1]);
+}
+
 /// Elementwise momentum for every parameter, and a matrix version of it
 /// (members of one shape, a workspace) for the "w" ones: on the host, or
-/// on a CUDA device.
-OptimizerSpec momentumSpec(bool onDevice) {
+/// on a CUDA device; with `globals`, the gradients' norm and largest
+/// magnitude too (which the rules do not read).
+OptimizerSpec momentumSpec(bool onDevice, bool globals = false) {
   std::vector<HyperSpec> hypers = {
       {"momentum", 1, kMomentumAt, false, true, {0.9}},
       {"lr", 1, kLrAt, false, true, {0.1}},
@@ -94,6 +113,14 @@ OptimizerSpec momentumSpec(bool onDevice) {
                  {"rest", 0, {"*"}, nullptr, {}}};
   spec.distribution = Distribution::None;
   spec.smallNumel = 0;
+  if (globals)
+    spec.globals = {{"grad_norm", "grad_peak"},
+                    {PartialKind::Sum, PartialKind::Max},
+                    onDevice ? nullptr : gradStatistics,
+                    onDevice ? nullptr : gradStatisticsFinish,
+                    onDevice ? launchGradStatistics : nullptr,
+                    onDevice ? launchGradStatisticsFinish : nullptr,
+                    0};
   return spec;
 }
 
@@ -148,7 +175,9 @@ struct HostAndDevice {
   Optimizer hostOpt{momentumSpec(false)};
   CudaOptimizer deviceOpt{momentumSpec(true)};
 
-  explicit HostAndDevice(DType dtype) : host(dtype), device(dtype) {
+  explicit HostAndDevice(DType dtype, bool globals = false)
+      : host(dtype), device(dtype), hostOpt(momentumSpec(false, globals)),
+        deviceOpt(momentumSpec(true, globals)) {
     for (size_t t = 0; t < host.names.size(); ++t) {
       params.push_back(std::make_unique<DeviceBytes>(device.params[t]));
       grads.push_back(std::make_unique<DeviceBytes>(device.grads[t]));
@@ -240,6 +269,26 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(dtypeName(std::get<0>(info.param))) +
              (std::get<1>(info.param) ? "Graphs" : "NoGraphs");
     });
+
+/// The globals' phase on the device (partials folded member by member,
+/// the finish, inside the captured graph) gives the host's globals at
+/// every step, and leaves the update as it was.
+TEST_P(CudaMatchesHost, GlobalsAreTheHosts) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  auto [dtype, graphs] = GetParam();
+  HostAndDevice both(dtype, /*globals=*/true);
+  both.deviceOpt.setGraphs(graphs);
+  both.finalize();
+  for (int step = 0; step < 3; ++step) {
+    both.step(step);
+    both.expectSameParameters();
+    for (const char *name : {"grad_norm", "grad_peak"})
+      EXPECT_FLOAT_EQ(static_cast<float>(both.deviceOpt.globalValue(name)),
+                      static_cast<float>(both.hostOpt.globalValue(name)))
+          << name << " at step " << step;
+  }
+  EXPECT_EQ(both.deviceOpt.captures(), graphs ? 1 : 0);
+}
 
 TEST(CudaExecutorTest, ACheckpointRoundTripsThroughTheDevice) {
   SKIP_WITHOUT_CUDA_DEVICE();

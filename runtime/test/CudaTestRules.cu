@@ -51,6 +51,26 @@ void launch(const DeviceCall &call, int64_t numel) {
 
 __global__ void emptyKernel() {}
 
+__global__ void gradStatisticsKernel(DeviceGlobals call) {
+  int m = static_cast<int>(threadIdx.x);
+  if (m >= call.members)
+    return;
+  double squares = 0, peak = -INFINITY;
+  const float *grad = call.grads[m];
+  for (int64_t i = 0; i < call.numels[m]; ++i) {
+    double g = grad[i];
+    squares = __dadd_rn(squares, __dmul_rn(g, g));
+    peak = peak < fabs(g) ? fabs(g) : peak;
+  }
+  call.memberPartials[2 * m] = squares;
+  call.memberPartials[2 * m + 1] = peak;
+}
+
+__global__ void gradStatisticsFinishKernel(DeviceGlobals call) {
+  call.globals[0] = sqrtf(static_cast<float>(call.partials[0]));
+  call.globals[1] = static_cast<float>(call.partials[1]);
+}
+
 /// Where a member's matrices are in its workspace, in floats: the
 /// gradient, the parameter (rows x cols each), grad^T @ param (cols x cols)
 /// and the update (rows x cols).
@@ -92,6 +112,16 @@ __global__ void descendKernel(DeviceCall call, RepeatSlots slots) {
 }
 
 } // namespace
+
+void launchGradStatistics(const DeviceGlobals &call) {
+  gradStatisticsKernel<<<1, 1024, 0, call.stream>>>(call);
+}
+
+void launchGradStatisticsFinish(const DeviceGlobals &call) {
+  gradStatisticsFinishKernel<<<1, 1, 0, call.stream>>>(call);
+}
+
+
 
 void launchTooManyThreads() {
   emptyKernel<<<1, 4096>>>();

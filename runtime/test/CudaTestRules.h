@@ -46,6 +46,14 @@ int64_t repeatWorkspace(const int64_t *shape, int rank);
 /// fails (without a GPU too), and checks it with checkLaunch().
 void launchTooManyThreads();
 
+/// The globals of the tests (GlobalsSpec::launchContribution and
+/// launchFinish): per member, one thread sums the gradient's squares and
+/// takes its largest magnitude in double, element by element, as the
+/// tests' host version does; the finish gives their root and the maximum
+/// as floats.
+void launchGradStatistics(const DeviceGlobals &call);
+void launchGradStatisticsFinish(const DeviceGlobals &call);
+
 } // namespace optgen::runtime::test
 
 #endif // OPTGEN_RUNTIME_TEST_CUDATESTRULES_H

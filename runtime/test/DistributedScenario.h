@@ -13,6 +13,9 @@
 
 #include "optgen/runtime/Optimizer.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -138,6 +141,58 @@ inline void addAll(Optimizer &opt, std::vector<Param> &params, DType dtype) {
 inline float rankOffset(int rank, int size) {
   return (static_cast<float>(rank) - static_cast<float>(size - 1) / 2.0f) /
          16.0f;
+}
+
+/// The scenario with globals: the gradients' norm and largest magnitude
+/// and the parameters' norm (partials: sum g^2, max |g|, sum p^2), the
+/// norm scaling the elementwise rule's step and the parameters' the
+/// matrices'. Every sum of the scenario is exact, as the gradients are.
+inline void globalContribution(const float *param, const float *grad,
+                               int64_t count, double *partials) {
+  partials[0] = 0;
+  partials[1] = -std::numeric_limits<double>::infinity();
+  partials[2] = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    partials[0] += static_cast<double>(grad[i]) * grad[i];
+    partials[1] = std::max(partials[1], std::fabs(static_cast<double>(grad[i])));
+    partials[2] += static_cast<double>(param[i]) * param[i];
+  }
+}
+
+inline void finishGlobals(const double *partials, float *globals) {
+  globals[0] = std::sqrt(static_cast<float>(partials[0]));
+  globals[1] = static_cast<float>(partials[1]);
+  globals[2] = std::sqrt(static_cast<float>(partials[2]));
+}
+
+/// stepSgd on g / (1 + norm) + peak / 64.
+inline void stepClippedSgd(const RuleCall &call) {
+  float scale = 1.0f / (1.0f + call.globals[0]);
+  float lr = static_cast<float>(call.hypers[0]);
+  for (int64_t i = 0; i < call.rows * call.cols; ++i) {
+    call.states[0][i] = 0.5f * call.states[0][i] + call.grad[i] * scale +
+                        call.globals[1] / 64.0f;
+    call.param[i] -= lr * call.states[0][i];
+  }
+}
+
+/// stepCubed with the learning rate over the parameters' norm.
+inline void stepScaledCubed(const RuleCall &call) {
+  stepCubed(call);
+  for (int64_t i = 0; i < call.rows * call.cols; ++i)
+    call.param[i] *= 1.0f - 0.001f / call.globals[2];
+}
+
+inline OptimizerSpec specWithGlobals() {
+  OptimizerSpec withGlobals = spec();
+  withGlobals.name = "mixed_globals";
+  withGlobals.rules[0].step = stepClippedSgd;
+  withGlobals.rules[1].step = stepScaledCubed;
+  withGlobals.globals = {{"grad_norm", "grad_peak", "weight_norm"},
+                         {PartialKind::Sum, PartialKind::Max, PartialKind::Sum},
+                         globalContribution,
+                         finishGlobals};
+  return withGlobals;
 }
 
 /// The units a step of the scenario has on `size` ranks, by kind.

@@ -190,6 +190,88 @@ TEST_P(InProcessCollectives, TheDistributedStepEndsWhereOneRanksDoes) {
   }
 }
 
+// With globals: every rank finishes the same values, those of one rank
+// stepping the mean gradients, each element counted once (the small
+// tensor, updated on every rank, too); the parameters end with one rank's
+// bits.
+TEST_P(InProcessCollectives, GlobalsAreOneRanksOnEveryRank) {
+  int size = GetParam();
+  DType dtype = DType::F32;
+  std::vector<std::vector<Param>> shared(size);
+  for (int r = 0; r < size; ++r)
+    shared[r] = model(dtype);
+  std::vector<Param> alone = model(dtype);
+  std::vector<std::unique_ptr<Communicator>> communicators =
+      makeInProcessCommunicators(size);
+  std::vector<std::unique_ptr<Optimizer>> optimizers;
+  for (int r = 0; r < size; ++r) {
+    optimizers.push_back(std::make_unique<Optimizer>(specWithGlobals()));
+    optimizers[r]->setCommunicator(std::move(communicators[r]));
+    addAll(*optimizers[r], shared[r], dtype);
+  }
+  std::vector<std::string> errors(size);
+  std::vector<std::vector<double>> values(size);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        optimizers[r]->finalize();
+        for (int s = 0; s < 3; ++s) {
+          setGrads(shared[r], dtype, s, rankOffset(r, size));
+          optimizers[r]->step();
+        }
+        for (const std::string &name : optimizers[r]->globalNames())
+          values[r].push_back(optimizers[r]->globalValue(name));
+      } catch (const std::exception &error) {
+        errors[r] = error.what();
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+
+  Optimizer reference(specWithGlobals());
+  addAll(reference, alone, dtype);
+  reference.finalize();
+  EXPECT_THROW(reference.globalValue("grad_norm"), Error); // before a step
+  std::vector<Param> before;
+  for (int s = 0; s < 3; ++s) {
+    setGrads(alone, dtype, s, 0.0f);
+    before = alone;
+    reference.step();
+  }
+  // The last step's globals, from its gradients and the parameters before
+  // it, summed here.
+  double squares = 0, peak = 0, weights = 0;
+  for (const Param &p : before)
+    for (size_t i = 0; i < p.grad.size() / sizeof(float); ++i) {
+      float g, w;
+      std::memcpy(&g, p.grad.data() + i * sizeof(float), sizeof g);
+      std::memcpy(&w, p.value.data() + i * sizeof(float), sizeof w);
+      squares += static_cast<double>(g) * g;
+      peak = std::max(peak, std::fabs(static_cast<double>(g)));
+      weights += static_cast<double>(w) * w;
+    }
+  EXPECT_EQ(reference.globalNames(),
+            (std::vector<std::string>{"grad_norm", "grad_peak", "weight_norm"}));
+  EXPECT_FLOAT_EQ(static_cast<float>(reference.globalValue("grad_norm")),
+                  static_cast<float>(std::sqrt(squares)));
+  EXPECT_EQ(reference.globalValue("grad_peak"), peak);
+  EXPECT_FLOAT_EQ(static_cast<float>(reference.globalValue("weight_norm")),
+                  static_cast<float>(std::sqrt(weights)));
+  std::vector<double> expected;
+  for (const std::string &name : reference.globalNames())
+    expected.push_back(reference.globalValue(name));
+  for (int r = 0; r < size; ++r) {
+    EXPECT_EQ(errors[r], "") << "rank " << r;
+    EXPECT_EQ(values[r], expected) << "rank " << r;
+    for (size_t p = 0; p < alone.size(); ++p)
+      EXPECT_TRUE(shared[r][p].value == alone[p].value)
+          << "'" << alone[p].name << "' on rank " << r
+          << " differs from one rank's";
+  }
+  EXPECT_THROW(reference.globalValue("norm"), Error);
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, InProcessCollectives, testing::Values(1, 2, 3, 4),
                          [](const testing::TestParamInfo<int> &info) {
                            return "N" + std::to_string(info.param);

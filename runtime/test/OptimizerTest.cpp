@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -288,6 +290,23 @@ struct Model {
   }
 };
 
+/// The program of a step as text: "compute u0; wait t1; ...".
+std::string programText(const StepSchedule &schedule) {
+  static const char *const names[] = {
+      "allreduce", "reducescatter", "allgather", "wait",
+      "compute",   "partials",      "gather",    "finish"};
+  std::string text;
+  for (const ScheduleOp &op : schedule.program) {
+    text += names[static_cast<int>(op.kind)];
+    if (op.unit >= 0)
+      text += " u" + std::to_string(op.unit);
+    if (op.token >= 0)
+      text += " t" + std::to_string(op.token);
+    text += "; ";
+  }
+  return text;
+}
+
 std::string finalizeError(OptimizerFront &opt) {
   try {
     opt.finalize();
@@ -408,6 +427,166 @@ TEST(OptimizerTest, ACompiledStepOutOfOrderIsAnError) {
     } catch (const Error &caught) {
       EXPECT_EQ(std::string(caught.what()), error);
     }
+  }
+}
+
+/// SGD on the gradient clipped to a global norm of 1, the norm from the
+/// partial sum of squares.
+void stepClippedSgd(const RuleCall &call) {
+  float scale = std::min(1.0f, 1.0f / call.globals[0]);
+  float lr = static_cast<float>(call.hypers[0]);
+  float momentum = static_cast<float>(call.hypers[1]);
+  for (int64_t i = 0; i < call.rows * call.cols; ++i) {
+    call.states[0][i] = momentum * call.states[0][i] + call.grad[i] * scale;
+    call.param[i] -= lr * call.states[0][i];
+  }
+}
+
+void squares(const float *, const float *grad, int64_t count,
+             double *partials) {
+  partials[0] = 0;
+  for (int64_t i = 0; i < count; ++i)
+    partials[0] += static_cast<double>(grad[i]) * grad[i];
+}
+
+void norm(const double *partials, float *globals) {
+  globals[0] = std::sqrt(static_cast<float>(partials[0]));
+}
+
+OptimizerSpec withGlobalNorm(OptimizerSpec spec) {
+  spec.rules[0].step = stepClippedSgd;
+  spec.globals = {{"grad_norm"}, {PartialKind::Sum}, squares, norm};
+  return spec;
+}
+
+void compiledStepWithGlobals(Executor &x) {
+  Token t0 = x.launchAllReduce(0);
+  Token t1 = x.launchReduceScatter(1);
+  Token t2 = x.launchReduceScatter(2);
+  x.wait(t0);
+  x.accumulatePartials(0);
+  x.wait(t1);
+  x.accumulatePartials(1);
+  x.wait(t2);
+  x.accumulatePartials(2);
+  Token t3 = x.launchPartialsGather();
+  x.wait(t3);
+  x.finishGlobals();
+  x.compute(0);
+  x.compute(1);
+  Token t4 = x.launchAllGather(1);
+  x.compute(2);
+  Token t5 = x.launchAllGather(2);
+  x.wait(t4);
+  x.wait(t5);
+}
+
+// A compiled step with globals runs their phase and ends where the
+// runtime's own plan does; both report the norm of every gradient.
+TEST(OptimizerTest, ACompiledStepWithGlobalsRunsTheirPhase) {
+  Model compiled, planned;
+  Optimizer withSchedule(
+      withGlobalNorm(compiledSpec(1, compiledStepWithGlobals)));
+  compiled.addTo(withSchedule);
+  withSchedule.finalize();
+  OptimizerSpec plain = withGlobalNorm(sgdSpec());
+  plain.rules[0].elementwise = true;
+  Optimizer reference(plain);
+  planned.addTo(reference);
+  reference.finalize();
+  EXPECT_EQ(programText(reference.schedule()),
+            "partials u0; partials u1; partials u2; finish; "
+            "compute u0; compute u1; compute u2; ");
+  for (int s = 0; s < 2; ++s) {
+    withSchedule.step();
+    reference.step();
+  }
+  double squares = 0;
+  for (const std::vector<float> *grad :
+       {&compiled.da, &compiled.db, &compiled.dbias, &compiled.dtiny})
+    for (float g : *grad)
+      squares += static_cast<double>(g) * g;
+  ASSERT_GT(squares, 1.0); // the clip is active
+  EXPECT_FLOAT_EQ(static_cast<float>(withSchedule.globalValue("grad_norm")),
+                  static_cast<float>(std::sqrt(squares)));
+  EXPECT_EQ(withSchedule.globalValue("grad_norm"),
+            reference.globalValue("grad_norm"));
+  EXPECT_EQ(compiled.a, planned.a);
+  EXPECT_EQ(compiled.b, planned.b);
+  EXPECT_EQ(compiled.bias, planned.bias);
+  EXPECT_EQ(compiled.tiny, planned.tiny);
+  // One rank gathers its partial (8 bytes) as a copy, counted as none.
+  EXPECT_EQ(withSchedule.bytesSent(), 4 * (3 + 40 + 40 + 32 + 32));
+}
+
+void updatesBeforeTheGlobals(Executor &x) {
+  x.wait(x.launchAllReduce(0));
+  x.compute(0);
+}
+
+void gathersBeforeEveryPartial(Executor &x) {
+  x.wait(x.launchAllReduce(0));
+  x.accumulatePartials(0);
+  x.launchPartialsGather();
+}
+
+void finishesBeforeTheGather(Executor &x) {
+  x.wait(x.launchAllReduce(0));
+  x.accumulatePartials(0);
+  x.finishGlobals();
+}
+
+void accumulatesTwice(Executor &x) {
+  x.wait(x.launchAllReduce(0));
+  x.accumulatePartials(0);
+  x.accumulatePartials(0);
+}
+
+void accumulatesBeforeTheReduction(Executor &x) { x.accumulatePartials(0); }
+
+void forgetsTheGlobals(Executor &x) { compiledStep(x); }
+
+TEST(OptimizerTest, TheGlobalsPhaseOutOfOrderIsAnError) {
+  for (auto [step, error] :
+       {std::pair{updatesBeforeTheGlobals,
+                  "unit 0 (small): compute before the globals it reads are "
+                  "finished"},
+        std::pair{gathersBeforeEveryPartial,
+                  "the partials' gather before unit 1 (flat)'s partials"},
+        std::pair{finishesBeforeTheGather,
+                  "finishGlobals before the partials were gathered"},
+        std::pair{accumulatesTwice,
+                  "unit 0 (small): partials twice in a step"},
+        std::pair{accumulatesBeforeTheReduction,
+                  "unit 0 (small): partials before its reduction was "
+                  "launched"},
+        std::pair{forgetsTheGlobals,
+                  "unit 0 (small): compute before the globals it reads are "
+                  "finished"}}) {
+    Model model;
+    Optimizer opt(withGlobalNorm(compiledSpec(1, step)));
+    model.addTo(opt);
+    opt.finalize();
+    try {
+      opt.step();
+      ADD_FAILURE() << "expected: " << error;
+    } catch (const Error &caught) {
+      EXPECT_EQ(std::string(caught.what()), error);
+    }
+  }
+  // Without globals, their primitives are errors too; and a global is
+  // named.
+  Model model;
+  Optimizer opt(compiledSpec(1, compiledStepWithGlobals));
+  model.addTo(opt);
+  opt.finalize();
+  EXPECT_THROW(opt.step(), Error);
+  try {
+    opt.globalValue("grad_norm");
+    ADD_FAILURE() << "a global of a spec without";
+  } catch (const Error &caught) {
+    EXPECT_EQ(std::string(caught.what()),
+              "optimizer 'sgd' has no global 'grad_norm'; it has none");
   }
 }
 

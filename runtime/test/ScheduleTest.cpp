@@ -17,7 +17,7 @@ using Op = ScheduleOp::Kind;
 /// Two groups: "scalars" (rule 0, elementwise) and "matrices" (rule 1).
 StepSchedule scheduleOf(const std::vector<std::vector<int64_t>> &shapes,
                         Distribution distribution, int worldSize,
-                        DType dtype = DType::F32) {
+                        DType dtype = DType::F32, bool globals = false) {
   std::vector<ScheduleParam> params;
   std::vector<size_t> groupOf;
   for (size_t i = 0; i < shapes.size(); ++i) {
@@ -27,18 +27,19 @@ StepSchedule scheduleOf(const std::vector<std::vector<int64_t>> &shapes,
     groupOf.push_back(matrix ? 1 : 0);
   }
   return buildStepSchedule(params, bucketParams(groupOf, shapes, 2),
-                           distribution, worldSize, 16);
+                           distribution, worldSize, 16, 0, globals);
 }
 
 std::string programText(const StepSchedule &schedule) {
   std::string text;
   for (const ScheduleOp &op : schedule.program) {
-    static const char *const names[] = {"allreduce", "reducescatter",
-                                        "allgather", "wait", "compute"};
+    static const char *const names[] = {
+        "allreduce", "reducescatter", "allgather", "wait",
+        "compute",   "partials",      "gather",    "finish"};
     text += names[static_cast<int>(op.kind)];
-    text += op.kind == Op::Wait ? " t" + std::to_string(op.token)
-                                : " u" + std::to_string(op.unit);
-    if (op.kind != Op::Wait && op.kind != Op::Compute)
+    if (op.unit >= 0)
+      text += " u" + std::to_string(op.unit);
+    if (op.token >= 0)
       text += " t" + std::to_string(op.token);
     text += "; ";
   }
@@ -96,6 +97,27 @@ TEST(ScheduleTest, ZeroTwoRunsThreePhasesOverThePlannersUnits) {
   EXPECT_EQ(flat.ranges[1][1].length, 40);
   EXPECT_EQ(owned.ranges[0][1].length, 0);
   EXPECT_EQ(owned.ranges[1][1].length, 64);
+}
+
+// With globals every update waits for them: each unit's partials after its
+// reduction, the partials' gather and its wait, the finish, then the
+// computes and gathers; locally, the partials and the finish first.
+TEST(ScheduleTest, GlobalsComeBeforeEveryUpdate) {
+  StepSchedule distributed = scheduleOf({{3}, {30}, {8, 8}, {50}, {8, 8}},
+                                        Distribution::Zero2, 2, DType::F32,
+                                        /*globals=*/true);
+  EXPECT_EQ(programText(distributed),
+            "allreduce u0 t0; reducescatter u1 t1; reducescatter u2 t2; "
+            "wait t0; partials u0; wait t1; partials u1; wait t2; "
+            "partials u2; gather t3; wait t3; finish; "
+            "compute u0; compute u1; allgather u1 t4; "
+            "compute u2; allgather u2 t5; wait t4; wait t5; ");
+  EXPECT_EQ(distributed.tokenCount, 6);
+  StepSchedule local = scheduleOf({{8, 8}, {40}}, Distribution::None, 4,
+                                  DType::F32, /*globals=*/true);
+  EXPECT_EQ(programText(local),
+            "partials u0; partials u1; finish; compute u0; compute u1; ");
+  EXPECT_EQ(local.tokenCount, 0);
 }
 
 TEST(ScheduleTest, CollectivesCarryBf16OnlyWhenEveryGradientIsBf16) {

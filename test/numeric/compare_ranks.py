@@ -4,7 +4,8 @@
 [--explain-with OPTGEN --spec SPEC [--define NAME=VALUE] [--shard-group G]]
 
 Replays the case with 1 rank and with N ranks (mpirun) and checks that every
-parameter ends the same (rel < 1e-6). The one rank runs R1 when given (a
+parameter ends the same (rel < 1e-6), and so does every global the reports
+give (the spec's `global`s, the last step's). The one rank runs R1 when given (a
 runner compiled for N ranks runs on N alone). With --replicated-bytes, also that
 rank 0's optimizer state is within 2% of 1/N of the one-rank state plus what
 is replicated (the state of the tensors under small_numel). With
@@ -77,6 +78,21 @@ def main():
         passed += ok
         failed += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {name:40s} rel {rel:.2e} ({args.ranks} ranks vs 1)")
+    one_globals, many_globals = one.get("globals", {}), many.get("globals", {})
+    if one_globals or many_globals:
+        same_names = sorted(one_globals) == sorted(many_globals)
+        passed += same_names
+        failed += not same_names
+        print(f"{'ok  ' if same_names else 'FAIL'} globals reported: "
+              f"{sorted(many_globals)} ({args.ranks} ranks), {sorted(one_globals)} (1)")
+        for name in sorted(set(one_globals) & set(many_globals)):
+            x, y = one_globals[name], many_globals[name]
+            rel = abs(x - y) / max(abs(x), 1e-30)
+            ok = rel < 1e-6
+            passed += ok
+            failed += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} global {name:33s} rel {rel:.2e} "
+                  f"({y} on {args.ranks} ranks, {x} on 1)")
     if args.replicated_bytes is not None:
         full, rank0 = one["state_bytes_rank0"], many["state_bytes_rank0"]
         want = (full - args.replicated_bytes) / args.ranks + args.replicated_bytes

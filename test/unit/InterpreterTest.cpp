@@ -1027,3 +1027,90 @@ TEST_F(InterpreterTest, NanochatMuonBF16StaysNearF32) {
 }
 
 } // namespace
+
+namespace {
+
+const char *const kGlobals = R"spec(
+optimizer globals
+global grad_norm(p, g) = sqrt(sum_params(sum(g * g)))
+global peak(p, g) = max_params(amax(abs(g)))
+global ratio(p, g) = sum_params(sum(p * g)) / (sum_params(sum(p * p)) + 1)
+rule clipped(p, g) {
+  hyper lr = 0.5, max_norm = 1.0
+  p = p - lr * min(1, max_norm / grad_norm) * g + ratio * peak
+}
+group all = clipped { match "*" }
+)spec";
+
+OptimizerOp optimizerOf(mlir::ModuleOp module) {
+  OptimizerOp found;
+  if (module)
+    module.walk([&](OptimizerOp op) { found = op; });
+  return found;
+}
+
+} // namespace
+
+// Every element of every parameter in each reduction, the math after them
+// once: against sums written here.
+TEST_F(InterpreterTest, GlobalsReduceAcrossEveryParameter) {
+  OptimizerOp optimizer = optimizerOf(compile(kGlobals));
+  ASSERT_TRUE(optimizer);
+  mlir::Type f32 = mlir::Float32Type::get(&context);
+  std::vector<interp::Value> params, grads;
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{3, 4}, {7}, {2, 3, 2}}) {
+    size_t n = static_cast<size_t>(interp::numElements(shape));
+    params.push_back(interp::Value::tensor(shape, random(n), f32));
+    grads.push_back(interp::Value::tensor(shape, random(n, 3.0), f32));
+  }
+  std::vector<interp::GlobalInput> inputs;
+  double squares = 0, peak = 0, dot = 0, weights = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    inputs.push_back({&params[i], &grads[i]});
+    for (size_t k = 0; k < params[i].data.size(); ++k) {
+      double p = params[i].data[k], g = grads[i].data[k];
+      squares += g * g;
+      peak = std::max(peak, std::fabs(g));
+      dot += p * g;
+      weights += p * p;
+    }
+  }
+  mlir::FailureOr<interp::GlobalMap> globals =
+      interp::evaluateGlobals(optimizer, inputs);
+  ASSERT_TRUE(succeeded(globals)) << diagnostics;
+  ASSERT_EQ(globals->size(), 3u);
+  EXPECT_NEAR(globals->lookup("grad_norm"), std::sqrt(squares), 1e-13);
+  EXPECT_EQ(globals->lookup("peak"), peak);
+  EXPECT_NEAR(globals->lookup("ratio"), dot / (weights + 1), 1e-13);
+
+  // No parameter: a sum of nothing is 0, a maximum -infinity.
+  mlir::FailureOr<interp::GlobalMap> empty =
+      interp::evaluateGlobals(optimizer, {});
+  ASSERT_TRUE(succeeded(empty)) << diagnostics;
+  EXPECT_EQ(empty->lookup("grad_norm"), 0.0);
+  EXPECT_EQ(empty->lookup("peak"), -std::numeric_limits<double>::infinity());
+}
+
+// A rule reads the values it is given; without them it fails at the read.
+TEST_F(InterpreterTest, RulesReadTheGlobalsGiven) {
+  mlir::ModuleOp module = compile(kGlobals);
+  RuleOp clipped = rule(module, "clipped");
+  ASSERT_TRUE(clipped);
+  interp::GlobalMap globals;
+  globals["grad_norm"] = 4.0;
+  globals["peak"] = 2.0;
+  globals["ratio"] = 0.25;
+  ParamState state{{2}, {1.0, -1.0}, {}, 0};
+  ASSERT_TRUE(succeeded(
+      interp::stepRule(clipped, state, {2.0, 4.0}, {}, globals)))
+      << diagnostics;
+  // p - 0.5 * min(1, 1 / 4) * g + 0.25 * 2
+  expectClose(state.param, {1 - 0.125 * 2 + 0.5, -1 - 0.125 * 4 + 0.5}, 1e-15);
+
+  ParamState again{{2}, {1.0, -1.0}, {}, 0};
+  EXPECT_TRUE(failed(interp::stepRule(clipped, again, {2.0, 4.0}, {})));
+  EXPECT_NE(diagnostics.find("no value is given for global 'grad_norm'"),
+            std::string::npos)
+      << diagnostics;
+}

@@ -120,9 +120,29 @@ public:
   }
 
   void step() override {
+    // The globals first, from every parameter and gradient before any
+    // update; a skipped step's too, as the runtime reports them.
+    std::vector<interp::Value> values, gradients;
+    Type f32 = Float32Type::get(optimizer.getContext());
+    for (const Param &p : params) {
+      values.push_back(
+          interp::Value::tensor(p.state.shape, p.state.param, f32));
+      gradients.push_back(interp::Value::tensor(
+          p.state.shape, runtime::toDoubleVector(p.grad), f32));
+    }
+    std::vector<interp::GlobalInput> inputs;
+    for (const runtime::Bucket &bucket : plan.buckets)
+      for (size_t index : bucket.params)
+        inputs.push_back({&values[index], &gradients[index]});
+    FailureOr<interp::GlobalMap> computed =
+        interp::evaluateGlobals(optimizer, inputs);
+    if (failed(computed))
+      throw Error("the interpreter failed on the globals of optimizer '" +
+                  optimizer.getSymName().str() + "'");
+    globals = std::move(*computed);
     if (skip)
-      for (const Param &p : params)
-        for (double g : runtime::toDoubleVector(p.grad))
+      for (const interp::Value &gradient : gradients)
+        for (double g : gradient.data)
           if (!std::isfinite(g)) {
             ++skipped;
             return;
@@ -131,8 +151,9 @@ public:
       Group &g = groups[bucket.group];
       for (size_t index : bucket.params) {
         Param &p = params[index];
-        std::vector<double> grad = runtime::toDoubleVector(p.grad);
-        if (failed(interp::stepRule(g.rule, p.state, grad, g.hypers)))
+        const std::vector<double> &grad = gradients[index].data;
+        if (failed(interp::stepRule(g.rule, p.state, grad, g.hypers,
+                                    globals)))
           throw Error("the interpreter failed on parameter '" + p.name +
                       "' (rule '" + g.rule.getSymName().str() + "')");
         for (size_t k = 0; k < p.state.param.size(); ++k)
@@ -140,6 +161,15 @@ public:
                                p.state.param[k]);
       }
     }
+  }
+
+  std::vector<std::pair<std::string, double>> globalValues() const override {
+    std::vector<std::pair<std::string, double>> ordered;
+    OptimizerOp spec = optimizer; // ops are handles: reading needs no const
+    for (GlobalOp global : spec.getBlock().getOps<GlobalOp>())
+      ordered.emplace_back(global.getSymName().str(),
+                           globals.lookup(global.getSymName()));
+    return ordered;
   }
 
 private:
@@ -174,6 +204,8 @@ private:
   std::vector<Group> groups;
   std::vector<Param> params;
   runtime::Plan plan;
+  /// The last step's globals.
+  interp::GlobalMap globals;
   bool skip = false;
   int64_t skipped = 0;
 };

@@ -46,6 +46,11 @@ struct StepExplanation {
   /// With shard groups: per reduce-scatter, the all-reduce of each part
   /// across the groups.
   int crossAllReduces = 0;
+  /// With globals: the all-gather of each rank's partials (within the shard
+  /// group), one per step, and the globals' names. Every update waits for
+  /// it, and so for every reduction.
+  int partialsGathers = 0;
+  std::vector<std::string> globals;
   /// The most loaded rank's estimated cost of owned matrices over the mean.
   double imbalance = 1;
   std::vector<RankLoad> ranks;

@@ -383,7 +383,15 @@ private:
 
 class Decl {
 public:
-  enum class Kind { Const, Rule, Function, Group, Distribute, OnNonFinite };
+  enum class Kind {
+    Const,
+    Rule,
+    Function,
+    Global,
+    Group,
+    Distribute,
+    OnNonFinite
+  };
   Decl(Kind kind, llvm::SMRange range, std::string name,
        llvm::SMRange nameRange)
       : kind(kind), range(range), name(std::move(name)), nameRange(nameRange) {}
@@ -456,6 +464,28 @@ public:
 private:
   std::vector<Param> params;
   Block body;
+};
+
+/// `global grad_norm(p, g) = sqrt(sum_params(sum(g * g)))`: a value of the
+/// whole step, reduced across every parameter, that rules read by name.
+class GlobalDecl : public Decl {
+public:
+  struct Input {
+    llvm::SMRange range;
+    std::string name;
+  };
+  GlobalDecl(llvm::SMRange range, std::string name, llvm::SMRange nameRange,
+             std::vector<Input> inputs, ExprPtr value)
+      : Decl(Kind::Global, range, std::move(name), nameRange),
+        inputs(std::move(inputs)), value(std::move(value)) {}
+  /// The names of each parameter and its gradient, as a rule names them.
+  const std::vector<Input> &getInputs() const { return inputs; }
+  const Expr &getValue() const { return *value; }
+  static bool classof(const Decl *d) { return d->getKind() == Kind::Global; }
+
+private:
+  std::vector<Input> inputs;
+  ExprPtr value;
 };
 
 /// `group lm_head = adamw { match "lm_head.*"; where ndim(param) == 2; lr = 0.004 }`

@@ -42,6 +42,7 @@ enum class TokenKind {
   KwWhere,
   KwDistribute,
   KwOnNonFinite,
+  KwGlobal,
   KwFn,
   KwReturn,
 

@@ -1,6 +1,7 @@
 //===- Interpreter.h - The fp64 reference interpreter of optgen -*- C++ -*-===//
 //
-// Runs an `optgen.rule` on concrete data: one step for one parameter. It is
+// Runs an `optgen.rule` on concrete data: one step for one parameter (and an
+// optimizer's `optgen.global`s over every parameter of a step). It is
 // the numeric reference that generated code and golden cases are checked
 // against, written independently of any code generator.
 //
@@ -21,6 +22,11 @@
 //  * Reductions and matrix products accumulate in double and round the
 //    result to its element type once (the dialect's own description says f32
 //    accumulation; the reference is more precise on purpose).
+//  * A global's `optgen.reduce_params` runs its math on every parameter in
+//    the order given and accumulates every element in double (a max keeps
+//    a NaN it meets), rounding the result once; the math after the
+//    reductions runs once. A rule's `optgen.global_value` reads the value
+//    given to it.
 //  * `optgen.if` runs the branch its condition chooses; `optgen.for_table`
 //    runs min(count, rows) rows (none when count <= 0), each table value
 //    entering the body as an f32: the f64 table value rounded to float and
@@ -54,6 +60,7 @@
 namespace optgen {
 class RuleOp;
 class GroupOp;
+class OptimizerOp;
 } // namespace optgen
 
 namespace optgen::interp {
@@ -86,6 +93,14 @@ struct Value {
 /// A hyperparameter's value: a float, an int, or a tuple of numbers.
 using HyperValue = std::variant<double, int64_t, std::vector<double>>;
 using HyperMap = llvm::StringMap<HyperValue>;
+
+/// The globals of one step (`optgen.global`), by name, as rules read them.
+using GlobalMap = llvm::StringMap<double>;
+
+/// One parameter of a step as the globals see it: its value and gradient.
+struct GlobalInput {
+  const Value *param, *grad;
+};
 
 /// One parameter and what the optimizer keeps for it between steps.
 struct ParamState {
@@ -121,18 +136,29 @@ std::string formatShape(llvm::ArrayRef<int64_t> shape);
 /// Runs `rule` once. `param` and `grad` are tensors of one shape (their
 /// element type is the rule's, f32); `states` are the states at the start of
 /// the step (empty: zeros); `step` is the 1-based step count; `hypers` give
-/// hyperparameter values, the rule's defaults filling in the rest.
+/// hyperparameter values, the rule's defaults filling in the rest;
+/// `globals` the values of the globals it reads.
 mlir::FailureOr<RuleResult> evaluateRule(RuleOp rule, const Value &param,
                                          const Value &grad,
                                          llvm::ArrayRef<Value> states,
-                                         int64_t step, const HyperMap &hypers);
+                                         int64_t step, const HyperMap &hypers,
+                                         const GlobalMap &globals = {});
 
 /// One step of `rule` on one parameter: increments `state.step`, then
 /// replaces `state.param` and `state.states` with their new values. On
 /// failure `state` is left unchanged.
 mlir::LogicalResult stepRule(RuleOp rule, ParamState &state,
                              llvm::ArrayRef<double> grad,
-                             const HyperMap &hypers);
+                             const HyperMap &hypers,
+                             const GlobalMap &globals = {});
+
+/// The value of every global of `optimizer` in a step over `inputs` (every
+/// parameter of the step, in its order): each `optgen.reduce_params` runs
+/// its math on every parameter and accumulates every element in double,
+/// parameter after parameter, and rounds once to its element type; the
+/// math after the reductions runs once. Failure after an error at the op.
+mlir::FailureOr<GlobalMap> evaluateGlobals(OptimizerOp optimizer,
+                                           llvm::ArrayRef<GlobalInput> inputs);
 
 /// Whether a parameter of `shape` satisfies `group`'s `where` region (true
 /// when it has none). Name patterns are not this function's business.

@@ -42,7 +42,8 @@ bool optgen::isReservedName(StringRef name) {
       // Names the generated code itself uses.
       "call", "optgen", "std", "row", "i", "j", "k", "R", "C", "shape",
       "rank", "rows", "cols", "main", "size", "int64_t", "Tile", "NAN",
-      "INFINITY", "makeSpec", "compiledStep",
+      "INFINITY", "makeSpec", "compiledStep", "globalContribution",
+      "finishGlobals",
       // And CUDA kernels: their own variables, CUDA's built-in ones.
       "member", "n", "workspace", "slots", "first", "stride", "element",
       "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"};

@@ -16,6 +16,7 @@
 #include "optgen/Target/Cpu/EmitCpu.h"
 
 #include "optgen/Target/CFamily/Expressions.h"
+#include "optgen/Target/CFamily/Globals.h"
 #include "optgen/Target/CFamily/Names.h"
 #include "optgen/Target/CFamily/SourceInfo.h"
 #include "optgen/Target/CFamily/StatementPrinter.h"
@@ -39,7 +40,7 @@ namespace {
 bool isTensor(Value v) { return isa<SymbolicTensorType>(v.getType()); }
 
 //===----------------------------------------------------------------------===//
-// One rule (or a `where` condition, or a state-shape function)
+// One rule (or a `where` condition, a state-shape function, the globals)
 //===----------------------------------------------------------------------===//
 
 class RuleEmitter : StatementPrinter {
@@ -52,6 +53,11 @@ public:
   LogicalResult emitRule(RuleOp rule);
   LogicalResult emitStateShapes(RuleOp rule);
   LogicalResult emitWhere(GroupOp group, StringRef function);
+  /// GlobalsSpec::contribution and GlobalsSpec::finish of the optimizer's
+  /// globals, as `function`.
+  LogicalResult emitGlobalContribution(OptimizerOp optimizer,
+                                       StringRef function);
+  LogicalResult emitGlobalFinish(OptimizerOp optimizer, StringRef function);
 
 private:
   const CpuEmitOptions &options;
@@ -207,6 +213,20 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
       })
       .Case([&](StepOp step) {
         exprs[step] = "call.step";
+        return success();
+      })
+      .Case([&](GlobalValueOp global) {
+        auto optimizer = global->getParentOfType<OptimizerOp>();
+        int64_t index = 0;
+        for (GlobalOp g : optimizer.getBlock().getOps<GlobalOp>()) {
+          if (g.getSymName() == global.getGlobal())
+            break;
+          ++index;
+        }
+        std::string name = nameFor(global, "global");
+        line() << "const float " << name << " = call.globals[" << index
+               << "];\n";
+        exprs[global] = name;
         return success();
       })
       .Case([&](ConstantOp constant) -> LogicalResult {
@@ -1174,6 +1194,84 @@ LogicalResult RuleEmitter::emitWhere(GroupOp group, StringRef function) {
   return success();
 }
 
+LogicalResult RuleEmitter::emitGlobalContribution(OptimizerOp optimizer,
+                                                  StringRef function) {
+  for (StringRef reserved : {"param", "grad", "count", "partials", "k"})
+    (void)names.unique(reserved);
+  FailureOr<GlobalsPrinter> globals = GlobalsPrinter::create(optimizer, *this);
+  if (failed(globals))
+    return failure();
+  os << "// The globals' partials of `count` elements of one parameter (or of "
+        "a part of\n// it), one per reduction across parameters, each "
+        "accumulated in the type the IR\n// names.\n";
+  os << "OPTGEN_STEP_CLONES void " << function << "(const float *"
+     << (globals->readsParam() ? "param" : "") << ", const float *"
+     << (globals->readsGrad() ? "grad" : "")
+     << ", int64_t count, double *partials) {\n";
+  if (failed(globals->printElementConstants()))
+    return failure();
+  SmallVector<ReduceParamsOp> partials(globals->partials());
+  SmallVector<std::string> accumulators, types;
+  for (ReduceParamsOp reduce : partials) {
+    if (!reduce.getAccumulator())
+      return reduce.emitError("the CPU emitter needs the accumulator type; "
+                              "run --optgen-set-accumulators first");
+    Type type = *reduce.getAccumulator();
+    accumulators.push_back(names.unique("acc"));
+    types.push_back(cType(type).str());
+    line() << types.back() << " " << accumulators.back() << " = "
+           << (reduce.getKind() == ReduceKind::max
+                   ? "-std::numeric_limits<" + types.back() + ">::infinity()"
+                   : floatLiteral(0, type.isF64()))
+           << ";\n";
+  }
+  line() << "OPTGEN_SIMD(";
+  for (auto [i, reduce] : llvm::enumerate(partials))
+    os << (i ? " " : "") << "reduction("
+       << (reduce.getKind() == ReduceKind::max ? "max" : "+") << " : "
+       << accumulators[i] << ")";
+  os << ")\n";
+  line() << "for (int64_t k = 0; k < count; ++k) {\n";
+  ++indent;
+  if (failed(globals->printElement(
+          "param[k]", "grad[k]", [&](size_t k, const std::string &value) {
+            std::string acc = accumulators[k];
+            std::string v = "static_cast<" + types[k] + ">(" + value + ")";
+            line() << (partials[k].getKind() == ReduceKind::max
+                           ? acc + " = std::max(" + acc + ", " + v + ");"
+                           : acc + " += " + v + ";")
+                   << "\n";
+          })))
+    return failure();
+  --indent;
+  line() << "}\n";
+  for (auto [i, acc] : llvm::enumerate(accumulators))
+    line() << "partials[" << i << "] = " << acc << ";\n";
+  os << "}\n\n";
+  return success();
+}
+
+LogicalResult RuleEmitter::emitGlobalFinish(OptimizerOp optimizer,
+                                            StringRef function) {
+  for (StringRef reserved : {"partials", "globals"})
+    (void)names.unique(reserved);
+  FailureOr<GlobalsPrinter> globals = GlobalsPrinter::create(optimizer, *this);
+  if (failed(globals))
+    return failure();
+  os << "// Each global from its partials, combined over every parameter "
+        "(and rank).\n";
+  os << "void " << function
+     << "(const double *partials, float *globals) {\n";
+  if (failed(globals->printFinish(
+          [](size_t k) { return "partials[" + std::to_string(k) + "]"; },
+          [&](size_t global, const std::string &value) {
+            line() << "globals[" << global << "] = " << value << ";\n";
+          })))
+    return failure();
+  os << "}\n\n";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // The workspace of a rule
 //===----------------------------------------------------------------------===//
@@ -1303,6 +1401,14 @@ void emitCompiledStep(ScheduleOp schedule, raw_ostream &os) {
      << " ranks, as compiled (optgen.schedule): every reduction first, each "
         "unit\n// computed once its reduction has landed, its gather "
         "launched at once.\n";
+  Block &program = schedule.getBody().front();
+  if (!program.getOps<GatherPartialsOp>().empty())
+    os << "// The globals first: each unit's partials once its reduction has "
+          "landed, the\n// partials gathered and the globals finished, and "
+          "only then every update.\n";
+  else if (!program.getOps<FinishGlobalsOp>().empty())
+    os << "// The globals first: each unit's partials, the globals finished, "
+          "and only then\n// every update.\n";
   if (schedule.getShardGroupSize() < schedule.getWorldSize())
     os << "// In shard groups of " << schedule.getShardGroupSize()
        << " ranks: a reduce-scatter averages within the group, then its "
@@ -1317,10 +1423,15 @@ void emitCompiledStep(ScheduleOp schedule, raw_ostream &os) {
       os << "  executor.wait(t" << tokens.lookup(wait.getToken()) << ");\n";
       continue;
     }
-    if (auto compute = dyn_cast<ComputeOp>(op)) {
-      auto unit = compute.getUnit().getDefiningOp<UnitOp>();
-      os << "  executor.compute(" << units.lookup(compute.getUnit())
-         << "); // " << describeMembers(unit) << "\n";
+    if (isa<ComputeOp, PartialsOp>(op)) {
+      Value unit = op.getOperand(0);
+      os << "  executor." << (isa<ComputeOp>(op) ? "compute" : "accumulatePartials")
+         << "(" << units.lookup(unit) << "); // "
+         << describeMembers(unit.getDefiningOp<UnitOp>()) << "\n";
+      continue;
+    }
+    if (isa<FinishGlobalsOp>(op)) {
+      os << "  executor.finishGlobals();\n";
       continue;
     }
     StringRef launch =
@@ -1328,13 +1439,17 @@ void emitCompiledStep(ScheduleOp schedule, raw_ostream &os) {
             .Case([](AllReduceOp) { return "launchAllReduce"; })
             .Case([](ReduceScatterOp) { return "launchReduceScatter"; })
             .Case([](AllGatherOp) { return "launchAllGather"; })
+            .Case([](GatherPartialsOp) { return "launchPartialsGather"; })
             .Default([](Operation *) { return StringRef(); });
     if (launch.empty())
       continue;
     int token = tokens.size();
     tokens[op.getResult(0)] = token;
     os << "  const optgen::runtime::Token t" << token << " = executor."
-       << launch << "(" << units.lookup(op.getOperand(0)) << ");\n";
+       << launch << "(";
+    if (op.getNumOperands())
+      os << units.lookup(op.getOperand(0));
+    os << ");\n";
   }
   os << "}\n\n";
 }
@@ -1438,6 +1553,7 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
                                      const CpuEmitOptions &options,
                                      StringRef target, StringRef baseClass,
                                      RuleStepPrinter printStep,
+                                     GlobalsFunctionPrinter printGlobals,
                                      std::string &text) {
   std::string name = legalIdentifier(optimizer.getSymName());
   SmallVector<RuleOp> rules(optimizer.getBlock().getOps<RuleOp>());
@@ -1471,6 +1587,10 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
       return failure();
     whereFunctions.push_back(function);
   }
+  bool hasGlobals = !optimizer.getBlock().getOps<GlobalOp>().empty();
+  GlobalsFunctions globals;
+  if (hasGlobals && failed(printGlobals(optimizer, fos, tables, globals)))
+    return failure();
   for (ScheduleOp schedule : optimizer.getBlock().getOps<ScheduleOp>())
     emitCompiledStep(schedule, fos);
 
@@ -1568,6 +1688,25 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
      << ";\n";
   if (distribute && distribute.getShardGroup())
     os << "  spec.shardGroup = " << *distribute.getShardGroup() << ";\n";
+  if (hasGlobals) {
+    os << "  spec.globals = {{";
+    llvm::interleaveComma(optimizer.getBlock().getOps<GlobalOp>(), os,
+                          [&](GlobalOp global) {
+                            os << cppString(global.getSymName());
+                          });
+    os << "},\n      {";
+    llvm::interleaveComma(getGlobalPartials(optimizer), os,
+                          [&](ReduceParamsOp reduce) {
+                            os << "optgen::runtime::PartialKind::"
+                               << (reduce.getKind() == ReduceKind::max ? "Max"
+                                                                       : "Sum");
+                          });
+    os << "},\n      " << globals.contribution << ", " << globals.finish;
+    if (!globals.launchContribution.empty())
+      os << ", " << globals.launchContribution << ", " << globals.launchFinish
+         << ", " << globals.deviceScratch;
+    os << "};\n";
+  }
   // The spec's `on_nonfinite skip`; without it the runtime's default.
   for (OnNonFiniteOp policy : optimizer.getBlock().getOps<OnNonFiniteOp>())
     if (policy.getPolicy() == NonFinitePolicy::skip)
@@ -1718,6 +1857,17 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
               std::vector<std::string> &tables, RuleStepFunctions &step) {
             step.step = "step_" + legalIdentifier(rule.getSymName());
             return RuleEmitter(os, options, tables).emitRule(rule);
+          },
+          [&](OptimizerOp optimizer, llvm::raw_ostream &os,
+              std::vector<std::string> &tables, GlobalsFunctions &globals) {
+            globals.contribution = "globalContribution";
+            globals.finish = "finishGlobals";
+            if (failed(RuleEmitter(os, options, tables)
+                           .emitGlobalContribution(optimizer,
+                                                   globals.contribution)))
+              return failure();
+            return RuleEmitter(os, options, tables)
+                .emitGlobalFinish(optimizer, globals.finish);
           },
           text)))
     return failure();

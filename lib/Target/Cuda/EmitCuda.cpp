@@ -32,6 +32,8 @@
 #include "optgen/Target/Cuda/EmitCuda.h"
 
 #include "optgen/Target/CFamily/Expressions.h"
+#include "optgen/Target/CFamily/Globals.h"
+
 #include "optgen/Target/CFamily/Names.h"
 #include "optgen/Target/CFamily/SourceInfo.h"
 #include "optgen/Target/CFamily/StatementPrinter.h"
@@ -182,7 +184,7 @@ LogicalResult CudaRuleEmitter::checkBlock(Block &block) {
                 return unsupported(state, "a scalar state");
               return success();
             })
-            .Case<TupleGetOp, ConstantOp, StepOp, YieldOp>(
+            .Case<TupleGetOp, ConstantOp, StepOp, GlobalValueOp, YieldOp>(
                 [](Operation *) { return success(); })
             .Case<DimOp, NumelOp, NDimOp>([&](Operation *query) {
               if (elementwise)
@@ -294,7 +296,7 @@ LogicalResult CudaRuleEmitter::collectHostOps() {
     Operation *def = value.getDefiningOp();
     if (!def)
       continue; // a loop's table row: a host value
-    if (isa<StepOp, KernelOp>(def))
+    if (isa<StepOp, KernelOp, GlobalValueOp>(def))
       return unsupported(def, "a value of the device that the host needs "
                               "(a loop count, a branch condition or the "
                               "scale of a matrix product)");
@@ -530,9 +532,22 @@ LogicalResult CudaRuleEmitter::emitKernel(KernelOp kernel, unsigned index) {
                      : emitShapedKernel(kernel, name);
 }
 
+/// Where `global`'s value is in DeviceCall::globals: its global's place
+/// among the optimizer's.
+int64_t globalIndex(GlobalValueOp global) {
+  int64_t index = 0;
+  for (GlobalOp g :
+       global->getParentOfType<OptimizerOp>().getBlock().getOps<GlobalOp>()) {
+    if (g.getSymName() == global.getGlobal())
+      break;
+    ++index;
+  }
+  return index;
+}
+
 /// Prints the prologue of a kernel: its scalars, per thread, from device
-/// memory (hyperparameters, step counts, earlier kernels' results) and the
-/// members' shapes.
+/// memory (hyperparameters, step counts, globals, earlier kernels' results)
+/// and the members' shapes.
 LogicalResult emitPrologue(BodyPrinter &p, RuleOp rule, KernelOp kernel,
                            const llvm::SmallPtrSetImpl<Operation *> &ops,
                            llvm::function_ref<std::string(Value)> slotOf,
@@ -575,6 +590,14 @@ LogicalResult emitPrologue(BodyPrinter &p, RuleOp rule, KernelOp kernel,
               p.line() << "const int64_t " << name
                        << " = call.steps[member];\n";
               p.exprs[step] = name;
+              return success();
+            })
+            .Case([&](GlobalValueOp global) {
+              p.noteSource(global);
+              std::string name = p.nameFor(global, "global");
+              p.line() << "const float " << name << " = call.globals["
+                       << globalIndex(global) << "];\n";
+              p.exprs[global] = name;
               return success();
             })
             .Case([&](KernelOp earlier) {
@@ -1643,6 +1666,161 @@ LogicalResult CudaRuleEmitter::emit(RuleStepFunctions &step) {
   return success();
 }
 
+/// Blocks a member in the globals' contribution: a fixed grid, whatever the
+/// member's size, so that its partials do not depend on scheduling.
+constexpr int kGlobalBlocks = 128;
+
+/// The globals on the device (GlobalsSpec::launchContribution and
+/// launchFinish): per member, kGlobalBlocks blocks each folding a
+/// grid-stride share of its elements and combining its threads along a
+/// fixed tree, then a block per member combining those in block order into
+/// the member's partials (as doubles, for the executor to combine); and a
+/// one-thread kernel computing each global from the combined partials.
+LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
+                                const CpuEmitOptions &options,
+                                GlobalsFunctions &functions) {
+  SmallVector<ReduceParamsOp> partials = getGlobalPartials(optimizer);
+  for (ReduceParamsOp reduce : partials)
+    if (!reduce.getAccumulator() || !reduce.getAccumulator()->isF32())
+      return reduce.emitError("the CUDA printer accumulates a global's "
+                              "partials in f32; run "
+                              "--optgen-set-accumulators first");
+  size_t count = partials.size();
+  std::string perMember = std::to_string(count * kGlobalBlocks);
+  auto combine = [](ReduceParamsOp reduce) {
+    return reduce.getKind() == ReduceKind::max ? "optgen::runtime::Max()"
+                                               : "optgen::runtime::Sum()";
+  };
+  auto identity = [](ReduceParamsOp reduce) {
+    return reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f";
+  };
+  auto launch = [&](const std::string &kernel, const std::string &grid,
+                    int threads) {
+    os << "  " << kernel << "<<<" << grid << ", " << threads
+       << ", 0, call.stream>>>(call);\n";
+    os << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
+       << cppString("launching " + kernel) << ");\n";
+  };
+
+  {
+    BodyPrinter p(os, options);
+    FailureOr<GlobalsPrinter> globals = GlobalsPrinter::create(optimizer, p);
+    if (failed(globals))
+      return failure();
+    for (StringRef reserved : {"param", "grad", "scratch"})
+      (void)p.names.unique(reserved);
+    os << "// The globals' partials of every member of a launch (its elements, "
+          "or this\n// rank's part), first per block: a grid-stride share of "
+          "the member's elements,\n// its threads combined along a fixed "
+          "tree.\n";
+    os << "__global__ void __launch_bounds__(" << kBlockThreads
+       << ") globalContribution_blocks(\n    const "
+          "optgen::runtime::DeviceGlobals call) {\n";
+    p.line() << "const int member = static_cast<int>(blockIdx.y);\n";
+    p.line() << "const int64_t n = call.numels[member];\n";
+    if (globals->readsParam())
+      p.line() << "const float *const param = call.params[member];\n";
+    if (globals->readsGrad())
+      p.line() << "const float *const grad = call.grads[member];\n";
+    if (failed(globals->printElementConstants()))
+      return failure();
+    SmallVector<std::string> accs;
+    for (ReduceParamsOp reduce : partials) {
+      accs.push_back(p.names.unique("acc"));
+      p.line() << "float " << accs.back() << " = " << identity(reduce)
+               << ";\n";
+    }
+    p.line() << "for (int64_t i = static_cast<int64_t>(blockIdx.x) * "
+                "blockDim.x + threadIdx.x; i < n;\n";
+    p.line() << "     i += static_cast<int64_t>(gridDim.x) * blockDim.x) "
+                "{\n";
+    ++p.indent;
+    if (failed(globals->printElement(
+            "param[i]", "grad[i]", [&](size_t k, const std::string &value) {
+              p.line() << accs[k] << " = " << combine(partials[k]) << "("
+                       << accs[k] << ", static_cast<float>(" << value
+                       << "));\n";
+            })))
+      return failure();
+    --p.indent;
+    p.line() << "}\n";
+    for (auto [reduce, acc] : llvm::zip(partials, accs))
+      p.line() << acc << " = optgen::runtime::blockReduce<" << kBlockThreads
+               << ">(" << acc << ", " << combine(reduce) << ");\n";
+    p.line() << "if (threadIdx.x == 0) {\n";
+    p.line() << "  float *const scratch = call.scratch + member * "
+             << perMember << ";\n";
+    for (auto [k, acc] : llvm::enumerate(accs))
+      p.line() << "  scratch[" << k * kGlobalBlocks << " + blockIdx.x] = "
+               << acc << ";\n";
+    p.line() << "}\n";
+    os << "}\n\n";
+  }
+
+  os << "// Then per member, its blocks' partials combined in block order.\n";
+  os << "__global__ void __launch_bounds__(" << kBlockThreads
+     << ") globalContribution_members(\n    const "
+        "optgen::runtime::DeviceGlobals call) {\n";
+  os << "  const int member = static_cast<int>(blockIdx.y);\n";
+  os << "  const float *const scratch = call.scratch + member * " << perMember
+     << ";\n";
+  for (auto [k, reduce] : llvm::enumerate(partials)) {
+    os << "  {\n";
+    os << "    float acc = " << identity(reduce) << ";\n";
+    os << "    for (int b = threadIdx.x; b < " << kGlobalBlocks
+       << "; b += blockDim.x)\n";
+    os << "      acc = " << combine(reduce) << "(acc, scratch["
+       << k * kGlobalBlocks << " + b]);\n";
+    os << "    acc = optgen::runtime::blockReduce<" << kBlockThreads
+       << ">(acc, " << combine(reduce) << ");\n";
+    os << "    if (threadIdx.x == 0)\n";
+    os << "      call.memberPartials[member * " << count << " + " << k
+       << "] = static_cast<double>(acc);\n";
+    os << "  }\n";
+  }
+  os << "}\n\n";
+
+  os << "// The globals' partials of every member of the call.\n";
+  os << "void launch_globalContribution(const optgen::runtime::DeviceGlobals "
+        "&call) {\n";
+  os << "  if (call.members == 0)\n    return;\n";
+  launch("globalContribution_blocks",
+         "dim3(" + std::to_string(kGlobalBlocks) +
+             ", static_cast<unsigned>(call.members))",
+         kBlockThreads);
+  launch("globalContribution_members",
+         "dim3(1, static_cast<unsigned>(call.members))", kBlockThreads);
+  os << "}\n\n";
+
+  {
+    BodyPrinter p(os, options);
+    FailureOr<GlobalsPrinter> globals = GlobalsPrinter::create(optimizer, p);
+    if (failed(globals))
+      return failure();
+    os << "// Each global from its partials, combined over every parameter "
+          "and rank.\n";
+    os << "__global__ void finishGlobals_kernel(const "
+          "optgen::runtime::DeviceGlobals call) {\n";
+    if (failed(globals->printFinish(
+            [](size_t k) { return "call.partials[" + std::to_string(k) + "]"; },
+            [&](size_t global, const std::string &value) {
+              p.line() << "call.globals[" << global << "] = " << value
+                       << ";\n";
+            })))
+      return failure();
+    os << "}\n\n";
+  }
+  os << "void launch_finishGlobals(const optgen::runtime::DeviceGlobals "
+        "&call) {\n";
+  launch("finishGlobals_kernel", "1", 1);
+  os << "}\n\n";
+
+  functions.launchContribution = "launch_globalContribution";
+  functions.launchFinish = "launch_finishGlobals";
+  functions.deviceScratch = static_cast<int64_t>(count) * kGlobalBlocks;
+  return success();
+}
+
 } // namespace
 
 LogicalResult optgen::emitCuda(OptimizerOp optimizer,
@@ -1667,6 +1845,10 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
           [&](RuleOp rule, raw_ostream &os, std::vector<std::string> &tables,
               RuleStepFunctions &step) {
             return CudaRuleEmitter(os, options, rule, tables).emit(step);
+          },
+          [&](OptimizerOp optimizer, raw_ostream &os,
+              std::vector<std::string> &, GlobalsFunctions &globals) {
+            return emitDeviceGlobals(optimizer, os, options, globals);
           },
           source)))
     return failure();

@@ -60,6 +60,14 @@ void OptimizerStepper::addParameter(const std::string &name, TensorView param,
     optimizer->addParameter(name, std::move(param), std::move(grad), group);
 }
 void OptimizerStepper::finalize() { optimizer->finalize(); }
+
+std::vector<std::pair<std::string, double>>
+lastGlobals(const OptimizerFront &optimizer) {
+  std::vector<std::pair<std::string, double>> values;
+  for (const std::string &name : optimizer.globalNames())
+    values.emplace_back(name, optimizer.globalValue(name));
+  return values;
+}
 void OptimizerStepper::step() { optimizer->step(); }
 
 namespace {
@@ -449,6 +457,7 @@ int replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
   std::vector<double> stepMs;
   int rank = 0, worldSize = 1;
   int64_t stateBytes = -1, bytesSent = -1, bytesReceived = -1, skipped = -1;
+  std::vector<std::pair<std::string, double>> globals;
   for (int r = 0; r < options.repeat; ++r) {
     params = data.resumed.empty() ? data.initial : data.resumed;
     grads.assign(names.size(), {});
@@ -512,6 +521,8 @@ int replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
     bytesSent = stepper.bytesSent();
     bytesReceived = stepper.bytesReceived();
     skipped = stepper.skippedSteps();
+    if (data.steps > data.resumedAt)
+      globals = stepper.globalValues();
     if (!options.saveStatePath.empty() && r + 1 == options.repeat)
       stepper.saveState(options.saveStatePath);
   }
@@ -537,6 +548,13 @@ int replay(const std::function<std::unique_ptr<Stepper>()> &makeStepper,
   }
   if (skipped >= 0)
     report.emplace_back("skipped_steps", skipped);
+  if (!globals.empty()) {
+    // The last step's, as every rank has them.
+    JsonObject values;
+    for (const auto &[name, value] : globals)
+      values.emplace_back(name, value);
+    report.emplace_back("globals", std::move(values));
+  }
   double medianMs = stepMs.empty() ? 0 : median(stepMs);
   report.emplace_back("step_ms_median", medianMs);
   report.emplace_back("step_ms_min",

@@ -4,6 +4,8 @@
 
 #include "optgen/runtime/Error.h"
 
+#include <algorithm>
+#include <limits>
 #include <string>
 
 namespace optgen::runtime {
@@ -13,6 +15,36 @@ Executor::~Executor() = default;
 void Executor::rebind(size_t, const TensorView &, const TensorView &) {
   throw Error("this executor cannot move a parameter's memory after "
               "finalize()");
+}
+
+static Error noGlobals(const char *primitive) {
+  return Error(std::string(primitive) +
+               ": this executor does not run steps with globals");
+}
+
+void Executor::accumulatePartials(int) {
+  throw noGlobals("accumulatePartials");
+}
+
+Token Executor::launchPartialsGather() {
+  throw noGlobals("launchPartialsGather");
+}
+
+void Executor::finishGlobals() { throw noGlobals("finishGlobals"); }
+
+void resetPartials(const GlobalsSpec &globals, double *partials) {
+  for (size_t k = 0; k < globals.partials.size(); ++k)
+    partials[k] = globals.partials[k] == PartialKind::Max
+                      ? -std::numeric_limits<double>::infinity()
+                      : 0.0;
+}
+
+void combinePartials(const GlobalsSpec &globals, double *partials,
+                     const double *more) {
+  for (size_t k = 0; k < globals.partials.size(); ++k)
+    partials[k] = globals.partials[k] == PartialKind::Max
+                      ? std::max(partials[k], more[k])
+                      : partials[k] + more[k];
 }
 
 UnitPhase finalPhase(UnitKind kind) {
@@ -70,6 +102,15 @@ void runProgram(const StepSchedule &schedule, Executor &executor) {
       break;
     case ScheduleOp::Kind::Compute:
       executor.compute(op.unit);
+      break;
+    case ScheduleOp::Kind::Partials:
+      executor.accumulatePartials(op.unit);
+      break;
+    case ScheduleOp::Kind::GatherPartials:
+      token(op.token) = executor.launchPartialsGather();
+      break;
+    case ScheduleOp::Kind::FinishGlobals:
+      executor.finishGlobals();
       break;
     }
   }

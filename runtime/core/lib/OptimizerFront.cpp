@@ -402,7 +402,8 @@ StepSchedule OptimizerFront::plannedSchedule() {
   }
   return buildStepSchedule(std::move(params), std::move(plan.buckets),
                            spec_.distribution, communicator_->size(),
-                           spec_.smallNumel, spec_.shardGroup);
+                           spec_.smallNumel, spec_.shardGroup,
+                           !spec_.globals.empty());
 }
 
 std::vector<ElementRange> OptimizerFront::partsOf(int rank) const {
@@ -483,8 +484,12 @@ void OptimizerFront::finalizeHere() {
     throw Error("optimizer '" + std::string(spec_.name) +
                 "' skips steps with non-finite gradients, which its "
                 "executor cannot do");
+  if (!spec_.globals.empty() && !executor_->runsGlobals())
+    throw Error("optimizer '" + std::string(spec_.name) +
+                "' has globals, which its executor does not run");
   ExecutorSetup setup{
       &schedule_, communicator_->rank(), {}, communicator_.get(), skip};
+  setup.globals = &spec_.globals;
   int group = shardGroupOf(schedule_);
   if (group < schedule_.worldSize) {
     if (!executor_->runsShardGroups())
@@ -558,6 +563,30 @@ void OptimizerFront::step() {
                  spec_.name, communicator_->size());
     communicator_->abort(1);
   }
+}
+
+std::vector<std::string> OptimizerFront::globalNames() const {
+  return {spec_.globals.names.begin(), spec_.globals.names.end()};
+}
+
+double OptimizerFront::globalValue(const std::string &name) const {
+  const std::vector<const char *> &names = spec_.globals.names;
+  auto it = std::find_if(names.begin(), names.end(),
+                         [&](const char *n) { return name == n; });
+  if (it == names.end()) {
+    std::string known;
+    for (const char *n : names)
+      known += std::string(known.empty() ? "" : ", ") + "'" + n + "'";
+    throw Error("optimizer '" + std::string(spec_.name) +
+                "' has no global '" + name + "'" +
+                (known.empty() ? std::string("; it has none")
+                               : "; its globals: " + known));
+  }
+  std::vector<float> values =
+      finalized_ ? executor_->globalValues() : std::vector<float>();
+  if (values.empty())
+    throw Error("global '" + name + "' has no value before a step");
+  return values[static_cast<size_t>(it - names.begin())];
 }
 
 const RuleSpec &OptimizerFront::ruleOf(size_t param) const {

@@ -71,7 +71,8 @@ int shardGroupOf(const StepSchedule &schedule) {
 StepSchedule buildStepSchedule(std::vector<ScheduleParam> params,
                                std::vector<Bucket> buckets,
                                Distribution distribution, int worldSize,
-                               int64_t smallNumel, int64_t shardGroup) {
+                               int64_t smallNumel, int64_t shardGroup,
+                               bool globals) {
   if (worldSize < 1)
     throw Error("a world of " + std::to_string(worldSize) + " ranks");
   StepSchedule schedule;
@@ -82,8 +83,7 @@ StepSchedule buildStepSchedule(std::vector<ScheduleParam> params,
   std::vector<ScheduleOp> &program = schedule.program;
 
   if (distribution == Distribution::None || worldSize == 1) {
-    for (const Bucket &bucket : schedule.buckets) {
-      int u = static_cast<int>(schedule.units.size());
+    for (const Bucket &bucket : schedule.buckets)
       schedule.units.push_back({UnitKind::Local,
                                 commonRule(all, bucket.params),
                                 bucket.params,
@@ -91,8 +91,15 @@ StepSchedule buildStepSchedule(std::vector<ScheduleParam> params,
                                 {},
                                 payloadOf(all, bucket.params),
                                 {}});
-      program.push_back({ScheduleOp::Kind::Compute, u, -1});
+    int units = static_cast<int>(schedule.units.size());
+    if (globals) {
+      // Each rank's own gradients: its globals are its own.
+      for (int u = 0; u < units; ++u)
+        program.push_back({ScheduleOp::Kind::Partials, u, -1});
+      program.push_back({ScheduleOp::Kind::FinishGlobals, -1, -1});
     }
+    for (int u = 0; u < units; ++u)
+      program.push_back({ScheduleOp::Kind::Compute, u, -1});
     deriveRanges(schedule);
     return schedule;
   }
@@ -128,8 +135,20 @@ StepSchedule buildStepSchedule(std::vector<ScheduleParam> params,
         {small ? ScheduleOp::Kind::AllReduce : ScheduleOp::Kind::ReduceScatter,
          u, reduction[u]});
   }
+  if (globals) {
+    // The globals wait for every reduction; every update waits for them.
+    for (int u = 0; u < units; ++u) {
+      program.push_back({ScheduleOp::Kind::Wait, -1, reduction[u]});
+      program.push_back({ScheduleOp::Kind::Partials, u, -1});
+    }
+    int gathered = tokens++;
+    program.push_back({ScheduleOp::Kind::GatherPartials, -1, gathered});
+    program.push_back({ScheduleOp::Kind::Wait, -1, gathered});
+    program.push_back({ScheduleOp::Kind::FinishGlobals, -1, -1});
+  }
   for (int u = 0; u < units; ++u) {
-    program.push_back({ScheduleOp::Kind::Wait, -1, reduction[u]});
+    if (!globals)
+      program.push_back({ScheduleOp::Kind::Wait, -1, reduction[u]});
     program.push_back({ScheduleOp::Kind::Compute, u, -1});
     if (schedule.units[u].kind != UnitKind::Small) {
       gather[u] = tokens++;
@@ -282,6 +301,13 @@ Traffic collectiveTraffic(const StepUnit &unit, ScheduleOp::Kind collective,
   default:
     return {};
   }
+}
+
+Traffic partialsTraffic(int64_t partials, int group) {
+  if (group <= 1)
+    return {};
+  int64_t bytes = partials * static_cast<int64_t>(sizeof(double));
+  return {bytes, bytes * group};
 }
 
 Traffic collectiveTraffic(const StepSchedule &schedule, int index,

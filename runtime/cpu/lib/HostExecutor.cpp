@@ -107,6 +107,8 @@ struct Unit {
   /// parallel across the batch.
   bool batched = false;
   UnitPhase phase = UnitPhase::Idle;
+  /// Its partials are in the step's (a step with globals).
+  bool partials = false;
   RequestPtr reduction, gather;
 };
 
@@ -180,6 +182,11 @@ public:
   void compute(int unit) override;
   void rebind(size_t param, const TensorView &data,
               const TensorView &grad) override;
+  void accumulatePartials(int unit) override;
+  Token launchPartialsGather() override;
+  void finishGlobals() override;
+  bool runsGlobals() const override { return true; }
+  std::vector<float> globalValues() const override { return globalValues_; }
   void readState(size_t param, size_t state, float *values) const override;
   void writeState(size_t param, size_t state, const float *values) override;
   int64_t stateBytes() const override;
@@ -200,8 +207,12 @@ private:
                    const char *what) const;
   std::string describe(int index) const;
   void pack(Unit &unit);
+  /// The call's parameter and gradient in f32: where they are, or staged.
+  std::pair<float *, const float *> stage(const Call &call) const;
   /// Steps one call with `workspace` as its scratch.
   void run(const Call &call, float *workspace) const;
+  /// Throws Error unless the spec has globals; `what` names the primitive.
+  void expectGlobals(const char *what) const;
   void count(const Unit &unit, ScheduleOp::Kind collective);
 
   ExecutorSetup setup_;
@@ -229,6 +240,19 @@ private:
   bool nonFinite_ = false, resolved_ = false, skipped_ = false;
   float flag_ = 0;
   RequestPtr flagRequest_;
+  /// The globals (null without): this step's partials (each unit's
+  /// combined into them in program order), one call's contribution, every
+  /// rank of the shard group's partials once gathered, and the values the
+  /// last finish gave.
+  const GlobalsSpec *globals_ = nullptr;
+  enum class GlobalsPhase { Accumulating, Gathering, Gathered, Finished };
+  GlobalsPhase globalsPhase_ = GlobalsPhase::Accumulating;
+  /// Some unit has a collective: the partials are gathered before the
+  /// finish.
+  bool distributed_ = false;
+  std::vector<double> partials_, contribution_, gathered_;
+  std::vector<float> globalValues_;
+  RequestPtr partialsRequest_;
 };
 
 std::string HostExecutor::describe(int index) const {
@@ -255,6 +279,19 @@ void HostExecutor::prepare(const ExecutorSetup &setup) {
   reductionUnits_ = 0;
   for (const StepUnit &unit : setup.schedule->units)
     reductionUnits_ += unit.kind != UnitKind::Local;
+  distributed_ = reductionUnits_ > 0;
+  globals_ = setup.globals && !setup.globals->empty() ? setup.globals : nullptr;
+  if (globals_) {
+    if (!globals_->contribution || !globals_->finish ||
+        globals_->partials.empty())
+      throw Error("the spec's globals have no partials, contribution or "
+                  "finish");
+    size_t count = globals_->partials.size();
+    partials_.assign(count, 0.0);
+    contribution_.assign(count, 0.0);
+    gathered_.assign(count * shardGroupOf(*setup.schedule), 0.0);
+    globalValues_.clear();
+  }
   const StepSchedule &schedule = *setup_.schedule;
   // Counts and owners are by position in a shard group (every rank's, when
   // there are no groups).
@@ -433,6 +470,13 @@ void HostExecutor::beginStep() {
     unit.phase = UnitPhase::Idle;
   }
   flagRequest_.reset();
+  partialsRequest_.reset();
+  if (globals_) {
+    for (Unit &unit : units_)
+      unit.partials = false;
+    resetPartials(*globals_, partials_.data());
+    globalsPhase_ = GlobalsPhase::Accumulating;
+  }
   sent_ = received_ = 0;
   launchedReductions_ = 0;
   nonFinite_ = resolved_ = skipped_ = false;
@@ -461,6 +505,8 @@ bool HostExecutor::skipping(const char *what, int index) {
 }
 
 void HostExecutor::endStep() {
+  if (globals_ && globalsPhase_ != GlobalsPhase::Finished)
+    throw Error("the step did not finish its globals");
   for (size_t u = 0; u < units_.size(); ++u) {
     const Unit &unit = units_[u];
     if (unit.phase != finalPhase(unit.spec->kind))
@@ -559,6 +605,14 @@ Token HostExecutor::launchAllGather(int index) {
 void HostExecutor::wait(Token token) {
   if (token.slot < 0)
     throw Error("wait for a token no collective gave");
+  if (token.slot == 2 * static_cast<int>(units_.size())) {
+    expectGlobals("wait for the partials' gather");
+    if (globalsPhase_ != GlobalsPhase::Gathering)
+      throw Error("wait for the partials' gather, which is not in flight");
+    partialsRequest_->wait();
+    globalsPhase_ = GlobalsPhase::Gathered;
+    return;
+  }
   int index = token.slot / 2;
   Unit &u = unit(index, "wait");
   if (token.slot % 2 == 0) {
@@ -584,10 +638,8 @@ void HostExecutor::wait(Token token) {
   u.phase = UnitPhase::Done;
 }
 
-void HostExecutor::run(const Call &call, float *workspace) const {
+std::pair<float *, const float *> HostExecutor::stage(const Call &call) const {
   int64_t length = call.range.length;
-  if (length == 0)
-    return; // a parameter without elements: nothing to update
   float *param = static_cast<float *>(call.param);
   if (call.paramStage) {
     convertElements(call.param, call.paramDType, call.paramStage, DType::F32,
@@ -600,6 +652,14 @@ void HostExecutor::run(const Call &call, float *workspace) const {
                     length);
     grad = call.gradStage;
   }
+  return {param, grad};
+}
+
+void HostExecutor::run(const Call &call, float *workspace) const {
+  int64_t length = call.range.length;
+  if (length == 0)
+    return; // a parameter without elements: nothing to update
+  auto [param, grad] = stage(call);
   RuleCall ruleCall{param,
                     grad,
                     call.states.data(),
@@ -611,7 +671,8 @@ void HostExecutor::run(const Call &call, float *workspace) const {
                     static_cast<int>(call.shape.size()),
                     call.hypers,
                     *call.steps,
-                    workspace};
+                    workspace,
+                    globals_ ? globalValues_.data() : nullptr};
   try {
     call.rule->step(ruleCall);
   } catch (const Error &error) {
@@ -630,6 +691,9 @@ void HostExecutor::compute(int index) {
   expectPhase(u, index,
               u.spec->kind == UnitKind::Local ? UnitPhase::Idle : UnitPhase::Reduced,
               "compute");
+  if (globals_ && globalsPhase_ != GlobalsPhase::Finished)
+    throw Error(describe(index) +
+                ": compute before the globals it reads are finished");
   if (skipping("compute", index)) {
     u.phase = UnitPhase::Computed; // nothing changes in a skipped step
     return;
@@ -684,6 +748,88 @@ void HostExecutor::rebind(size_t param, const TensorView &data,
   if (units_[u].spec->kind == UnitKind::Local)
     call.grad = static_cast<const unsigned char *>(grad.data) +
                 call.range.begin * dtypeSize(grad.dtype);
+}
+
+void HostExecutor::expectGlobals(const char *what) const {
+  if (!globals_)
+    throw Error(std::string(what) + ": the spec has no globals");
+}
+
+void HostExecutor::accumulatePartials(int index) {
+  expectGlobals("partials");
+  Unit &u = unit(index, "partials");
+  expectPhase(u, index,
+              u.spec->kind == UnitKind::Local ? UnitPhase::Idle
+                                              : UnitPhase::Reduced,
+              "partials");
+  if (u.partials || globalsPhase_ != GlobalsPhase::Accumulating)
+    throw Error(describe(index) +
+                (u.partials ? ": partials twice in a step"
+                            : ": partials after the partials' gather"));
+  u.partials = true;
+  // Every rank updates a small unit: the first of each group counts it.
+  if (u.spec->kind == UnitKind::Small &&
+      setup_.rank % shardGroupOf(*setup_.schedule) != 0)
+    return;
+  for (const Call &call : u.calls) {
+    if (call.range.length == 0)
+      continue;
+    auto [param, grad] = stage(call);
+    globals_->contribution(param, grad, call.range.length,
+                           contribution_.data());
+    combinePartials(*globals_, partials_.data(), contribution_.data());
+  }
+}
+
+Token HostExecutor::launchPartialsGather() {
+  expectGlobals("the partials' gather");
+  if (!distributed_)
+    throw Error("the partials' gather in a step of local units, whose "
+                "partials are this rank's alone");
+  if (globalsPhase_ != GlobalsPhase::Accumulating)
+    throw Error("the partials' gather, twice in a step");
+  for (size_t u = 0; u < units_.size(); ++u)
+    if (!units_[u].partials)
+      throw Error("the partials' gather before " +
+                  describe(static_cast<int>(u)) + "'s partials");
+  // Doubles as F32 words, which every communicator moves unchanged.
+  Communicator &group = setup_.groupCommunicator ? *setup_.groupCommunicator
+                                                 : *setup_.communicator;
+  int64_t words = static_cast<int64_t>(partials_.size() * 2);
+  partialsRequest_ = group.allGather(
+      partials_.data(), gathered_.data(),
+      std::vector<int64_t>(static_cast<size_t>(group.size()), words),
+      DType::F32);
+  Traffic traffic = partialsTraffic(static_cast<int64_t>(partials_.size()),
+                                    group.size());
+  sent_ += traffic.sent;
+  received_ += traffic.received;
+  globalsPhase_ = GlobalsPhase::Gathering;
+  return Token{2 * static_cast<int>(units_.size())};
+}
+
+void HostExecutor::finishGlobals() {
+  expectGlobals("finishGlobals");
+  GlobalsPhase ready =
+      distributed_ ? GlobalsPhase::Gathered : GlobalsPhase::Accumulating;
+  if (globalsPhase_ != ready)
+    throw Error(globalsPhase_ == GlobalsPhase::Finished
+                    ? "finishGlobals, twice in a step"
+                    : "finishGlobals before the partials were gathered");
+  for (size_t u = 0; u < units_.size(); ++u)
+    if (!units_[u].partials)
+      throw Error("finishGlobals before " + describe(static_cast<int>(u)) +
+                  "'s partials");
+  if (distributed_) {
+    // Rank order, from the same bits on every rank of the group.
+    resetPartials(*globals_, partials_.data());
+    size_t count = partials_.size();
+    for (size_t r = 0; r * count < gathered_.size(); ++r)
+      combinePartials(*globals_, partials_.data(), gathered_.data() + r * count);
+  }
+  globalValues_.assign(globals_->names.size(), 0.0f);
+  globals_->finish(partials_.data(), globalValues_.data());
+  globalsPhase_ = GlobalsPhase::Finished;
 }
 
 void HostExecutor::readState(size_t param, size_t state, float *values) const {

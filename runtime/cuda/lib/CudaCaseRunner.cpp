@@ -94,6 +94,9 @@ public:
   }
   double lastStepMs() const override { return lastMs; }
   int64_t stateBytes() const override { return optimizer->stateBytes(); }
+  std::vector<std::pair<std::string, double>> globalValues() const override {
+    return lastGlobals(*optimizer);
+  }
   void saveState(const std::string &path) override {
     optimizer->saveState(path);
   }

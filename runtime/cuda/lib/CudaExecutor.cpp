@@ -2,7 +2,9 @@
 
 #include "optgen/runtime/CudaExecutor.h"
 
+#include "PartialsKernel.h"
 #include "Staging.h"
+
 #include "optgen/runtime/CudaCheck.h"
 #include "optgen/runtime/DeviceCall.h"
 #include "optgen/runtime/DeviceGemm.h"
@@ -132,6 +134,8 @@ struct Unit {
   size_t packedAt = 0, packedBytes = 0, packedUsed = 0, partAt = 0,
          partBytes = 0;
   UnitPhase phase = UnitPhase::Idle;
+  /// Its partials are in the step's (a step with globals).
+  bool partials = false;
   RequestPtr reduction, gather;
 };
 
@@ -141,7 +145,19 @@ struct TableOffsets {
 };
 
 /// A primitive of a step, as the captured step saw them.
-enum class Primitive { AllReduce, ReduceScatter, AllGather, Wait, Compute };
+enum class Primitive {
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  Wait,
+  Compute,
+  Partials,
+  GatherPartials,
+  FinishGlobals,
+};
+
+/// Where a step with globals is in their phase.
+enum class GlobalsPhase { Accumulating, Gathering, Gathered, Finished };
 
 class CudaExecutorImpl final : public CudaExecutor {
 public:
@@ -155,6 +171,11 @@ public:
   Token launchAllGather(int unit) override;
   void wait(Token token) override;
   void compute(int unit) override;
+  void accumulatePartials(int unit) override;
+  Token launchPartialsGather() override;
+  void finishGlobals() override;
+  bool runsGlobals() const override { return true; }
+  std::vector<float> globalValues() const override;
   void readState(size_t param, size_t state, float *values) const override;
   void writeState(size_t param, size_t state, const float *values) override;
   int64_t stateBytes() const override { return stateBytes_; }
@@ -202,6 +223,12 @@ private:
   /// Every member's gradient into the unit's packed buffer, padding zeroed.
   void pack(const Unit &unit);
   void count(const Unit &unit, ScheduleOp::Kind collective);
+  /// The globals' device memory and every launch's DeviceCall::globals.
+  void allocateGlobals();
+  /// Throws Error (through fail()) unless the spec has globals.
+  void expectGlobals(const char *what);
+  /// The token the partials' all-gather gives.
+  int partialsToken() const { return 2 * static_cast<int>(units_.size()); }
   bool replaying() const { return graph_ && !capturing_; }
   /// Drops the captured graph (freed once a launch in flight completes).
   void dropGraph() noexcept;
@@ -262,6 +289,23 @@ private:
   /// Graphs captured (and instantiated) so far.
   int64_t captures_ = 0;
   int64_t sent_ = 0, received_ = 0;
+
+  /// The globals (null without), where the step is in their phase, and
+  /// their device memory: each partial's kind, the step's partials (every
+  /// unit's folded in, in program order), one launch's members' partials,
+  /// every rank's gathered, the combination of those, the launches'
+  /// scratch and the globals the rules read.
+  const GlobalsSpec *globals_ = nullptr;
+  GlobalsPhase globalsPhase_ = GlobalsPhase::Accumulating;
+  /// A step has finished the globals since prepare(): globalValues() has
+  /// values to read.
+  bool finishedGlobals_ = false;
+  DeviceBuffer globalsMemory_;
+  int32_t *partialKinds_ = nullptr;
+  double *stepPartials_ = nullptr, *memberPartials_ = nullptr,
+         *gathered_ = nullptr, *combined_ = nullptr;
+  float *globalsScratch_ = nullptr, *globalValues_ = nullptr;
+  RequestPtr partialsRequest_;
 };
 
 CudaExecutorImpl::CudaExecutorImpl() {
@@ -282,6 +326,7 @@ CudaExecutorImpl::~CudaExecutorImpl() {
     unit.reduction.reset();
     unit.gather.reset();
   }
+  partialsRequest_.reset();
   if (stream_)
     cudaStreamSynchronize(stream_); // nothing may run on what is freed
   dropGraph();
@@ -290,7 +335,7 @@ CudaExecutorImpl::~CudaExecutorImpl() {
   if (own_)
     cudaStreamDestroy(own_);
   for (DeviceBuffer *buffer : {&states_, &staging_, &workspace_, &tables_,
-                               &values_, &collectives_})
+                               &values_, &collectives_, &globalsMemory_})
     buffer->release();
   blas_ = DeviceBlas(); // while its device is current
   if (previous >= 0)
@@ -427,6 +472,10 @@ void CudaExecutorImpl::prepare(const ExecutorSetup &setup) {
   if (device_ >= 0)
     throw Error("the CUDA executor is prepared once");
   setup_ = setup;
+  globals_ = setup.globals && !setup.globals->empty() ? setup.globals : nullptr;
+  if (globals_ && (!globals_->launchContribution || !globals_->launchFinish))
+    throw Error("the spec's globals were compiled for the host, not a CUDA "
+                "device");
   checkParams();
   units_.clear();
   units_.resize(setup_.schedule->units.size());
@@ -441,8 +490,47 @@ void CudaExecutorImpl::prepare(const ExecutorSetup &setup) {
     checkResidence(p, setup_.params[p].grad, "the gradient of ");
   }
   allocate();
+  if (globals_)
+    allocateGlobals();
   if (distributed())
     bindCommunicator();
+}
+
+void CudaExecutorImpl::allocateGlobals() {
+  size_t count = globals_->partials.size();
+  size_t members = 0;
+  for (const Unit &unit : units_)
+    for (const Launch &launch : unit.launches)
+      members = std::max(members, launch.members.size());
+  size_t ranks = static_cast<size_t>(setup_.schedule->worldSize);
+  // One block: the doubles first, then the floats, then the kinds.
+  size_t doubles = count * (1 + members + ranks + 1);
+  size_t floats = members * static_cast<size_t>(globals_->deviceScratch) +
+                  globals_->names.size();
+  size_t floatsAt = alignUp(doubles * sizeof(double));
+  size_t kindsAt = floatsAt + alignUp(floats * sizeof(float));
+  globalsMemory_.allocate(kindsAt + count * sizeof(int32_t),
+                          "the globals' partials");
+  unsigned char *base = globalsMemory_.data();
+  double *at = reinterpret_cast<double *>(base);
+  stepPartials_ = at;
+  memberPartials_ = at + count;
+  gathered_ = memberPartials_ + members * count;
+  combined_ = gathered_ + ranks * count;
+  globalsScratch_ = reinterpret_cast<float *>(base + floatsAt);
+  globalValues_ =
+      globalsScratch_ + members * static_cast<size_t>(globals_->deviceScratch);
+  partialKinds_ = reinterpret_cast<int32_t *>(base + kindsAt);
+  std::vector<int32_t> kinds;
+  for (PartialKind kind : globals_->partials)
+    kinds.push_back(kind == PartialKind::Max ? 1 : 0);
+  OPTGEN_CUDA_CHECK(cudaMemcpy(partialKinds_, kinds.data(),
+                               kinds.size() * sizeof(int32_t),
+                               cudaMemcpyHostToDevice),
+                    "copying the globals' partial kinds");
+  for (Unit &unit : units_)
+    for (Launch &launch : unit.launches)
+      launch.call.globals = globalValues_;
 }
 
 void CudaExecutorImpl::bindCommunicator() {
@@ -889,6 +977,18 @@ void CudaExecutorImpl::beginStep() {
     captured_.clear();
     capturedInts_ = intHyperValues();
   }
+  if (globals_) {
+    partialsRequest_.reset();
+    for (Unit &unit : units_)
+      unit.partials = false;
+    globalsPhase_ = GlobalsPhase::Accumulating;
+    // The step's partials start from their identities (in the graph).
+    if (!replaying())
+      checkCuda(launchFoldPartials(stepPartials_, nullptr, 0,
+                                   static_cast<int>(globals_->partials.size()),
+                                   partialKinds_, true, stream_),
+                "starting the globals' partials", "the step");
+  }
 }
 
 void CudaExecutorImpl::enqueueCopies(const std::vector<CopyList> &lists,
@@ -957,6 +1057,8 @@ void CudaExecutorImpl::compute(int index) {
   Unit &u = unit(index, "compute");
   expectPhase(u, u.spec->kind == UnitKind::Local ? UnitPhase::Idle : UnitPhase::Reduced,
               "compute");
+  if (globals_ && globalsPhase_ != GlobalsPhase::Finished)
+    fail(u.name + ": compute before the globals it reads are finished");
   if (enqueues(Primitive::Compute, index)) {
     try {
       DeviceGuard guard(device_);
@@ -1034,6 +1136,20 @@ Token CudaExecutorImpl::launchAllGather(int index) {
 void CudaExecutorImpl::wait(Token token) {
   if (token.slot < 0)
     fail("wait for a token no collective gave");
+  if (globals_ && token.slot == partialsToken()) {
+    if (globalsPhase_ != GlobalsPhase::Gathering)
+      fail("wait for the partials' gather, which is not in flight");
+    if (enqueues(Primitive::Wait, token.slot)) {
+      try {
+        DeviceGuard guard(device_);
+        partialsRequest_->wait();
+      } catch (const Error &error) {
+        fail(std::string("the partials' gather: ") + error.what());
+      }
+    }
+    globalsPhase_ = GlobalsPhase::Gathered;
+    return;
+  }
   int index = token.slot / 2;
   Unit &u = unit(index, "wait");
   bool reduction = token.slot % 2 == 0;
@@ -1059,6 +1175,8 @@ void CudaExecutorImpl::wait(Token token) {
 }
 
 void CudaExecutorImpl::endStep() {
+  if (globals_ && globalsPhase_ != GlobalsPhase::Finished)
+    fail("the step did not finish its globals");
   for (const Unit &unit : units_)
     if (unit.phase != finalPhase(unit.spec->kind))
       fail(incompleteUnit(unit.name, unit.spec->kind, unit.phase));
@@ -1090,6 +1208,136 @@ void CudaExecutorImpl::endStep() {
     abandonCapture();
     throw;
   }
+}
+
+void CudaExecutorImpl::expectGlobals(const char *what) {
+  if (!globals_)
+    fail(std::string(what) + ": the spec has no globals");
+}
+
+void CudaExecutorImpl::accumulatePartials(int index) {
+  expectGlobals("partials");
+  Unit &u = unit(index, "partials");
+  expectPhase(u, u.spec->kind == UnitKind::Local ? UnitPhase::Idle
+                                                 : UnitPhase::Reduced,
+              "partials");
+  if (u.partials || globalsPhase_ != GlobalsPhase::Accumulating)
+    fail(u.name + (u.partials ? ": partials twice in a step"
+                              : ": partials after the partials' gather"));
+  u.partials = true;
+  // Every rank steps a small unit whole: rank 0 counts it (the CUDA
+  // executor has no shard groups).
+  if (u.spec->kind == UnitKind::Small && setup_.rank != 0)
+    return;
+  if (!enqueues(Primitive::Partials, index))
+    return;
+  try {
+    DeviceGuard guard(device_);
+    // The f32 gradients (and parameters) the update reads.
+    enqueueCopies(u.widen, u, "widening bf16 to f32");
+    int count = static_cast<int>(globals_->partials.size());
+    for (const Launch &launch : u.launches) {
+      if (launch.call.maxNumel == 0)
+        continue;
+      DeviceGlobals call;
+      call.stream = stream_;
+      call.members = launch.call.members;
+      call.maxNumel = launch.call.maxNumel;
+      call.params = launch.call.params;
+      call.grads = launch.call.grads;
+      call.numels = launch.call.numels;
+      call.scratch = globalsScratch_;
+      call.memberPartials = memberPartials_;
+      globals_->launchContribution(call);
+      checkCuda(cudaGetLastError(), "the globals' contribution", launch.about);
+      checkCuda(launchFoldPartials(stepPartials_, memberPartials_,
+                                   call.members, count, partialKinds_, false,
+                                   stream_),
+                "folding the members' partials", launch.about);
+    }
+  } catch (const Error &error) {
+    fail(u.name + ": " + error.what());
+  }
+}
+
+Token CudaExecutorImpl::launchPartialsGather() {
+  expectGlobals("the partials' gather");
+  if (!distributed())
+    fail("the partials' gather in a step of local units, whose partials are "
+         "this rank's alone");
+  if (globalsPhase_ != GlobalsPhase::Accumulating)
+    fail("the partials' gather, twice in a step");
+  for (const Unit &u : units_)
+    if (!u.partials)
+      fail("the partials' gather before " + u.name + "'s partials");
+  int64_t words = static_cast<int64_t>(globals_->partials.size() * 2);
+  int ranks = setup_.communicator->size();
+  if (enqueues(Primitive::GatherPartials, partialsToken())) {
+    try {
+      DeviceGuard guard(device_);
+      // Doubles as F32 words, which every communicator moves unchanged.
+      partialsRequest_ = setup_.communicator->allGather(
+          stepPartials_, gathered_,
+          std::vector<int64_t>(static_cast<size_t>(ranks), words), DType::F32);
+    } catch (const Error &error) {
+      fail(std::string("the partials' gather: ") + error.what());
+    }
+  }
+  Traffic traffic = partialsTraffic(
+      static_cast<int64_t>(globals_->partials.size()), ranks);
+  sent_ += traffic.sent;
+  received_ += traffic.received;
+  globalsPhase_ = GlobalsPhase::Gathering;
+  return Token{partialsToken()};
+}
+
+void CudaExecutorImpl::finishGlobals() {
+  expectGlobals("finishGlobals");
+  bool many = distributed();
+  GlobalsPhase ready =
+      many ? GlobalsPhase::Gathered : GlobalsPhase::Accumulating;
+  if (globalsPhase_ != ready)
+    fail(globalsPhase_ == GlobalsPhase::Finished
+             ? "finishGlobals, twice in a step"
+             : "finishGlobals before the partials were gathered");
+  for (const Unit &u : units_)
+    if (!u.partials)
+      fail("finishGlobals before " + u.name + "'s partials");
+  if (enqueues(Primitive::FinishGlobals, 0)) {
+    try {
+      DeviceGuard guard(device_);
+      // Rank order, from the same bits on every rank.
+      int count = static_cast<int>(globals_->partials.size());
+      checkCuda(launchFoldPartials(combined_, many ? gathered_ : stepPartials_,
+                                   many ? setup_.communicator->size() : 1,
+                                   count, partialKinds_, true, stream_),
+                "combining the ranks' partials", "the globals");
+      DeviceGlobals call;
+      call.stream = stream_;
+      call.partials = combined_;
+      call.globals = globalValues_;
+      globals_->launchFinish(call);
+      checkCuda(cudaGetLastError(), "the globals' finish", "the globals");
+    } catch (const Error &error) {
+      fail(error.what());
+    }
+  }
+  globalsPhase_ = GlobalsPhase::Finished;
+  finishedGlobals_ = true;
+}
+
+std::vector<float> CudaExecutorImpl::globalValues() const {
+  if (!globals_ || !finishedGlobals_)
+    return {};
+  std::vector<float> values(globals_->names.size());
+  const char *context = "reading the globals";
+  DeviceGuard guard(device_);
+  OPTGEN_CUDA_CHECK(cudaMemcpyAsync(values.data(), globalValues_,
+                                    values.size() * sizeof(float),
+                                    cudaMemcpyDeviceToHost, stream_),
+                    context);
+  OPTGEN_CUDA_CHECK(cudaStreamSynchronize(stream_), context);
+  return values;
 }
 
 void CudaExecutorImpl::readState(size_t param, size_t state,

@@ -83,18 +83,35 @@ using RuleStepPrinter = llvm::function_ref<mlir::LogicalResult(
     RuleOp rule, llvm::raw_ostream &os, std::vector<std::string> &tables,
     RuleStepFunctions &step)>;
 
+/// The functions a spec's GlobalsSpec points to, as a target prints them:
+/// the host's contribution and finish ("nullptr": none), or a device's
+/// launches (empty: none) with the scratch a member they need.
+struct GlobalsFunctions {
+  std::string contribution = "nullptr", finish = "nullptr";
+  std::string launchContribution, launchFinish;
+  int64_t deviceScratch = 0;
+};
+
+/// Prints the functions of the optimizer's globals (a target's own), with
+/// file-scope tables they need appended to `tables`, and names them.
+using GlobalsFunctionPrinter = llvm::function_ref<mlir::LogicalResult(
+    OptimizerOp optimizer, llvm::raw_ostream &os,
+    std::vector<std::string> &tables, GlobalsFunctions &functions)>;
+
 /// The source file of a generated optimizer, host code that every target
 /// shares: each rule's workspace layout, state shapes and (through
-/// `printStep`) step functions; the groups' `where` conditions; a compiled
-/// schedule; and makeSpec(), the tables the runtime runs (rules with their
-/// hyperparameter layout, groups, planned parameters), then the constructor
-/// of the optimizer class, which derives from `baseClass`, and its factory
-/// (factoryName()).
+/// `printStep`) step functions; the groups' `where` conditions; the
+/// globals' functions (through `printGlobals`, when the optimizer has
+/// globals); a compiled schedule; and makeSpec(), the tables the runtime
+/// runs (rules with their hyperparameter layout, groups, planned
+/// parameters, globals), then the constructor of the optimizer class,
+/// which derives from `baseClass`, and its factory (factoryName()).
 mlir::LogicalResult emitHostSource(OptimizerOp optimizer,
                                    const CpuEmitOptions &options,
                                    llvm::StringRef target,
                                    llvm::StringRef baseClass,
                                    RuleStepPrinter printStep,
+                                   GlobalsFunctionPrinter printGlobals,
                                    std::string &text);
 
 } // namespace optgen

@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace optgen::runtime {
@@ -55,6 +56,11 @@ public:
   virtual void skipNonFinite();
   /// The steps skipped so far, or -1 when the stepper does not count them.
   virtual int64_t skippedSteps() const { return -1; }
+  /// The spec's globals with the values the last step gave them (after a
+  /// step), in the spec's order; none by default.
+  virtual std::vector<std::pair<std::string, double>> globalValues() const {
+    return {};
+  }
   /// Checkpoints of the optimizer state (all ranks call them).
   virtual void saveState(const std::string &path);
   virtual void loadState(const std::string &path);
@@ -69,6 +75,11 @@ public:
   /// does nothing.
   virtual void abortAll(int code);
 };
+
+/// Every global of `optimizer` with the value its last step gave it, in the
+/// spec's order (Stepper::globalValues of a stepper of an optimizer).
+std::vector<std::pair<std::string, double>>
+lastGlobals(const OptimizerFront &optimizer);
 
 /// Steps a generated optimizer, on whatever executor it has.
 class OptimizerStepper : public Stepper {
@@ -93,6 +104,9 @@ public:
     optimizer->setNonFinitePolicy(NonFinitePolicy::Skip);
   }
   int64_t skippedSteps() const override { return optimizer->skippedSteps(); }
+  std::vector<std::pair<std::string, double>> globalValues() const override {
+    return lastGlobals(*optimizer);
+  }
   void saveState(const std::string &path) override {
     optimizer->saveState(path);
   }

@@ -12,6 +12,15 @@
 //   Token g = x.launchAllGather(u);      // share the updated parameters
 //   x.wait(g);                           // every rank holds every update
 //
+// A spec with globals (OptimizerSpec::globals) adds their phase between
+// the reductions and the first compute:
+//
+//   x.accumulatePartials(u);             // after u's reduction: its part
+//   Token p = x.launchPartialsGather();  // every unit's in: share them
+//   x.wait(p);
+//   x.finishGlobals();                   // combined in rank order; every
+//                                        // compute reads the globals
+//
 // Every rank calls the same primitives in the same order. The host executor
 // (the cpu component's HostExecutor.h) is one; a CUDA executor is its peer.
 //
@@ -65,6 +74,9 @@ struct ExecutorSetup {
   /// every group, where a reduce-scatter's part is averaged. Null without.
   Communicator *groupCommunicator = nullptr;
   Communicator *crossCommunicator = nullptr;
+  /// The spec's globals; null or empty when it has none (prepare() is then
+  /// not asked for them).
+  const GlobalsSpec *globals = nullptr;
 };
 
 class Executor {
@@ -105,6 +117,27 @@ public:
   /// Throws Error where the executor cannot (the default).
   virtual void rebind(size_t param, const TensorView &data,
                       const TensorView &grad);
+  /// The globals' primitives (ExecutorSetup::globals), in this order, every
+  /// unit's partials before the gather (on one rank, or with local units,
+  /// none) and the finish before any compute. The default executor has no
+  /// globals: each throws Error.
+  /// Combines this rank's part of the unit (what compute() would update;
+  /// a Small unit at the first rank of each shard group only, so that
+  /// every element counts once) into the step's partials, from the
+  /// gradients compute() would read.
+  virtual void accumulatePartials(int unit);
+  /// Launches the all-gather of every rank's partials within its shard
+  /// group (every rank of the step without shard groups).
+  virtual Token launchPartialsGather();
+  /// Combines the gathered partials in rank order and computes the
+  /// globals, which the computes that follow read.
+  virtual void finishGlobals();
+  /// Whether it runs steps with globals; prepare() is not asked to
+  /// otherwise.
+  virtual bool runsGlobals() const { return false; }
+  /// The globals the last step finished, in GlobalsSpec::names order
+  /// (host memory); empty before a step has.
+  virtual std::vector<float> globalValues() const { return {}; }
 
   /// Copies this rank's part of state `state` of parameter `param` (the
   /// stateRows x stateCols it was prepared with) to or from host memory.
@@ -141,6 +174,16 @@ std::string outOfOrder(const std::string &unit, const char *primitive,
 /// left unit 3 (flat) incomplete: its all-gather was not waited for".
 std::string incompleteUnit(const std::string &unit, UnitKind kind,
                            UnitPhase phase);
+
+/// The partials of a step before anything is combined into them: 0 for a
+/// sum, -infinity for a max.
+void resetPartials(const GlobalsSpec &globals, double *partials);
+/// Combines `more` into `partials`, partial by partial: a sum adds, a max
+/// keeps the larger (as the printed kernels' reductions do). The one
+/// combination every executor uses, for parameters and ranks alike, in a
+/// fixed order.
+void combinePartials(const GlobalsSpec &globals, double *partials,
+                     const double *more);
 
 /// Runs `schedule.program` on `executor` (the caller brackets it with
 /// beginStep() and endStep()).

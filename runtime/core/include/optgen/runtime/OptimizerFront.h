@@ -106,6 +106,13 @@ public:
   std::vector<double> hyperValues(const std::string &group,
                                   const std::string &name) const;
 
+  /// The spec's globals (`global NAME(p, g) = ...`), in its order, and the
+  /// value the last step gave the named one (in a distributed step, the
+  /// same on every rank; a skipped step's too). Throws Error for a name
+  /// that is not a global, or before a step.
+  std::vector<std::string> globalNames() const;
+  double globalValue(const std::string &name) const;
+
   /// Steps taken by the named parameter.
   int64_t stepCount(const std::string &param) const;
   /// Bytes of optimizer state held.

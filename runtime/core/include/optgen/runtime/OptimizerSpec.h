@@ -20,9 +20,11 @@
 namespace optgen::runtime {
 
 class Executor;
-/// A rule's step on a device, for several parameters at once: defined by
-/// the device's component (cuda: optgen/runtime/DeviceCall.h).
+/// A rule's step on a device, for several parameters at once, and the
+/// globals' launches: defined by the device's component (cuda:
+/// optgen/runtime/DeviceCall.h).
 struct DeviceCall;
+struct DeviceGlobals;
 
 /// One parameter's step, as a generated rule function receives it. The
 /// parameter is seen as rows x cols: a matrix as itself, a vector or a
@@ -42,6 +44,9 @@ struct RuleCall {
   /// call alone, allocated once at finalize() (null when the rule needs
   /// none). Its contents are undefined at every call.
   float *workspace;
+  /// The step's globals (OptimizerSpec::globals, in the order of its
+  /// names), finished before any update; null when the spec has none.
+  const float *globals = nullptr;
 };
 
 /// The rows x cols a rule sees a parameter of `shape` as (RuleCall,
@@ -145,6 +150,41 @@ struct CompiledSchedule {
   int groupSize = 0;
 };
 
+/// How a partial reduction of the globals combines (`sum_params`,
+/// `max_params`).
+enum class PartialKind { Sum, Max };
+
+/// The spec's globals (`global NAME(p, g) = ...`): values of the whole step,
+/// reduced across every parameter, that every rule reads (RuleCall::globals).
+/// A step with globals runs in two phases: first every parameter's
+/// contribution to each partial reduction (in a distributed step, the part
+/// of the averaged gradient a rank holds, each element counted once),
+/// combined in a fixed order (parameters in the step's order, then ranks in
+/// rank order) and finished into the globals, the same bits on every rank;
+/// then the updates.
+struct GlobalsSpec {
+  /// The globals, in the order RuleCall::globals holds them.
+  std::vector<const char *> names;
+  /// Per partial, how partials combine (Executor.h: combinePartials).
+  std::vector<PartialKind> partials;
+  /// The partials of `count` elements of one parameter, or of a part of it:
+  /// the parameter's and the gradient's values in f32, into one double per
+  /// partial.
+  void (*contribution)(const float *param, const float *grad, int64_t count,
+                       double *partials) = nullptr;
+  /// Every global, from the partials of every parameter combined.
+  void (*finish)(const double *partials, float *globals) = nullptr;
+  /// On a device (generated CUDA code, which leaves the two above null):
+  /// the partials of every member of a launch, each into its row of
+  /// DeviceGlobals::memberPartials, with `deviceScratch` floats of scratch
+  /// a member; and the finish, from DeviceGlobals::partials into
+  /// DeviceGlobals::globals, both in device memory.
+  void (*launchContribution)(const DeviceGlobals &call) = nullptr;
+  void (*launchFinish)(const DeviceGlobals &call) = nullptr;
+  int64_t deviceScratch = 0;
+  bool empty() const { return names.empty(); }
+};
+
 /// What a step does when a gradient holds a NaN or an infinity.
 enum class NonFinitePolicy {
   /// Nothing checks: the rule's math sees it (the default).
@@ -171,6 +211,8 @@ struct OptimizerSpec {
   /// The policy for non-finite gradients optimizers start with
   /// (OptimizerFront::setNonFinitePolicy changes it).
   NonFinitePolicy onNonFinite = NonFinitePolicy::Propagate;
+  /// The globals (none by default).
+  GlobalsSpec globals = {};
 };
 
 } // namespace optgen::runtime

@@ -18,6 +18,11 @@
 //   and (Flat, Owned) the launch of its all-gather; then every all-gather's
 //   wait.
 //
+// With globals (OptimizerSpec::globals) every update waits for them: each
+// unit's partials come first (after its reduction's wait), then, on N
+// ranks, the partials' all-gather and its wait, then the finish, and only
+// then the computes (and all-gathers) of every unit.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef OPTGEN_RUNTIME_SCHEDULE_H
@@ -96,10 +101,21 @@ struct StepUnit {
 };
 
 struct ScheduleOp {
-  enum class Kind { AllReduce, ReduceScatter, AllGather, Wait, Compute };
+  enum class Kind {
+    AllReduce,
+    ReduceScatter,
+    AllGather,
+    Wait,
+    Compute,
+    /// The globals' phase (Executor.h): a unit's partials, the partials'
+    /// all-gather (a token, no unit), their finish (neither).
+    Partials,
+    GatherPartials,
+    FinishGlobals,
+  };
   Kind kind;
-  int unit;  ///< the unit (-1 for Wait)
-  int token; ///< the token a collective gives or a Wait takes (-1 for Compute)
+  int unit;  ///< the unit (-1 for Wait, GatherPartials and FinishGlobals)
+  int token; ///< the token a collective gives or a Wait takes (else -1)
 };
 
 /// A step for `worldSize` ranks.
@@ -125,11 +141,13 @@ struct StepSchedule {
 /// The schedule of a step over `params` grouped into `buckets`: Local units
 /// when `distribution` is None or `worldSize` is 1, else planShards' units
 /// for ZeRO-2 (`smallNumel` the size under which a tensor is all-reduced,
-/// `shardGroup` the spec's shard_group, 0 when it has none).
+/// `shardGroup` the spec's shard_group, 0 when it has none); with
+/// `globals`, the globals' phase before every update.
 StepSchedule buildStepSchedule(std::vector<ScheduleParam> params,
                                std::vector<Bucket> buckets,
                                Distribution distribution, int worldSize,
-                               int64_t smallNumel, int64_t shardGroup = 0);
+                               int64_t smallNumel, int64_t shardGroup = 0,
+                               bool globals = false);
 
 /// The ranks of a shard group of `schedule`: groupSize, or every rank.
 int shardGroupOf(const StepSchedule &schedule);
@@ -154,6 +172,10 @@ Traffic collectiveTraffic(const StepUnit &unit, ScheduleOp::Kind collective,
 /// one rank a reduce-scatter or all-gather is a copy.
 Traffic collectiveTraffic(const StepSchedule &schedule, int unit,
                           ScheduleOp::Kind collective, int rank);
+/// The partials' all-gather of `partials` doubles a rank, within shard
+/// groups of `group` ranks: each rank gives its own and gets every rank's
+/// of its group (nothing within a group of one).
+Traffic partialsTraffic(int64_t partials, int group);
 
 } // namespace optgen::runtime
 

@@ -71,6 +71,17 @@
 // as one graph like any other (replayed steps check the primitives' order,
 // collectives included). Each rank holds only the state of what it steps.
 //
+// Globals (OptimizerSpec::globals). Their phase runs on the stream too,
+// inside the graph: beginStep() starts the step's partials at their
+// identities; accumulatePartials(unit) widens the unit's bf16 as compute
+// would and enqueues, per launch, the generated contribution
+// (GlobalsSpec::launchContribution, each member's partials) and their fold
+// into the step's partials in member order (a small unit only on rank 0:
+// every rank steps it); launchPartialsGather() all-gathers every rank's
+// partials (as F32 words); finishGlobals() folds them in rank order and
+// enqueues the generated finish, which writes the globals every launch
+// reads (DeviceCall::globals). globalValues() waits for the stream.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef OPTGEN_RUNTIME_CUDAEXECUTOR_H

@@ -94,6 +94,35 @@ struct DeviceCall {
   /// stride 0, when the rule needs none.
   float *workspace = nullptr;
   int64_t workspacePerMember = 0;
+  /// The step's globals (OptimizerSpec::globals, in its order), finished on
+  /// the device before any launch; null when the spec has none.
+  const float *globals = nullptr;
+};
+
+/// What the globals' launches receive (GlobalsSpec::launchContribution and
+/// launchFinish), enqueued on `stream` as a DeviceCall's are, under the
+/// same rules (a CUDA graph replays them).
+struct DeviceGlobals {
+  cudaStream_t stream = nullptr;
+  // --- launchContribution: the members of one launch of a unit (this
+  // rank's part of each), as its DeviceCall gives them ----------------------
+  int members = 0;
+  int64_t maxNumel = 0;
+  /// Device arrays of `members` entries: each member's parameter and
+  /// gradient in f32 (the gradient as the step's update reads it), and its
+  /// elements.
+  float *const *params = nullptr;
+  const float *const *grads = nullptr;
+  const int64_t *numels = nullptr;
+  /// GlobalsSpec::deviceScratch floats per member, contents undefined.
+  float *scratch = nullptr;
+  /// [member][partial]: what the launch writes, each member's partials.
+  double *memberPartials = nullptr;
+  // --- launchFinish -------------------------------------------------------
+  /// The step's partials, combined over every member and rank.
+  const double *partials = nullptr;
+  /// Where the globals go (DeviceCall::globals).
+  float *globals = nullptr;
 };
 
 } // namespace optgen::runtime
