@@ -241,6 +241,10 @@ TEST(CApiTest, ErrorsAreStatusesWithMessages) {
   EXPECT_STREQ(optgen_last_error(),
                "group 'rest' (rule 'sgd') has no hyperparameter 'beta'; its "
                "hyperparameters are lr");
+  double norm = 0;
+  EXPECT_EQ(optgen_global_value(optimizer, "grad_norm", &norm), OPTGEN_ERROR);
+  EXPECT_STREQ(optgen_last_error(),
+               "optimizer 'mixed' has no global 'grad_norm'; it has none");
   // A success clears the message.
   ASSERT_OK(optgen_set_hyper(optimizer, "rest", "lr", &lr, 1));
   EXPECT_STREQ(optgen_last_error(), "");

@@ -11,6 +11,7 @@ import optgen
 SPECS = [(spec, {"compute": compute}) for spec in (NANOCHAT, NANOCHAT_6ED7D1D)
          for compute in ("f32", "bf16")]
 SPECS.append((SOURCE / "examples" / "adamw.opt", {}))
+SPECS.append((SOURCE / "examples" / "clip_adamw.opt", {}))
 
 with ThreadPoolExecutor(max_workers=2) as pool:
     for library in pool.map(lambda job: optgen.compile_spec(*job), SPECS):

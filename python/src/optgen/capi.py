@@ -88,6 +88,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "optgen_group_of": (c_int, [handle, c_char_p, POINTER(c_char_p)]),
         "optgen_step_count": (c_int, [handle, c_char_p, POINTER(c_int64)]),
         "optgen_skipped_steps": (c_int, [handle, POINTER(c_int64)]),
+        "optgen_global_value": (c_int, [handle, c_char_p, POINTER(c_double)]),
         "optgen_state_bytes": (c_int, [handle, POINTER(c_int64)]),
         "optgen_describe_plan": (c_int, [handle, POINTER(c_char_p)]),
         "optgen_save_state": (c_int, [handle, c_char_p]),
@@ -209,6 +210,12 @@ class Native:
         steps = c_int64()
         self._check(self._lib.optgen_skipped_steps(self._handle, byref(steps)))
         return steps.value
+
+    def global_value(self, name: str) -> float:
+        value = c_double()
+        self._check(self._lib.optgen_global_value(self._handle, name.encode(),
+                                                  byref(value)))
+        return value.value
 
     def state_bytes(self) -> int:
         count = c_int64()

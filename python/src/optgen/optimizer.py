@@ -394,6 +394,11 @@ class Optimizer(torch.optim.Optimizer):
         """Steps skipped for non-finite gradients (skip_nonfinite=True)."""
         return self._native.skipped_steps()
 
+    def global_value(self, name: str) -> float:
+        """The value the last step gave the spec's global `name` (`global
+        grad_norm(p, g) = ...`), the same on every rank."""
+        return self._native.global_value(name)
+
     def state_bytes(self) -> int:
         """Bytes of optimizer state this rank holds."""
         return self._native.state_bytes()

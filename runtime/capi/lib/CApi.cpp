@@ -290,6 +290,15 @@ int optgen_skipped_steps(optgen_optimizer *optimizer, int64_t *steps) {
   });
 }
 
+int optgen_global_value(optgen_optimizer *optimizer, const char *name,
+                        double *value) {
+  return guarded([&] {
+    checked(value, "the result's address") =
+        checked(optimizer, "the optimizer")
+            .front->globalValue(text(name, "the global's name"));
+  });
+}
+
 int optgen_state_bytes(optgen_optimizer *optimizer, int64_t *bytes) {
   return guarded([&] {
     checked(bytes, "the result's address") =

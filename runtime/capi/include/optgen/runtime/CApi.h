@@ -136,6 +136,10 @@ int optgen_group_of(optgen_optimizer *optimizer, const char *param,
 int optgen_step_count(optgen_optimizer *optimizer, const char *param,
                       int64_t *steps);
 int optgen_skipped_steps(optgen_optimizer *optimizer, int64_t *steps);
+/* The value the last step gave the spec's global `name` (`global NAME(p, g)
+ * = ...`: a gradient norm, say), the same on every rank. */
+int optgen_global_value(optgen_optimizer *optimizer, const char *name,
+                        double *value);
 int optgen_state_bytes(optgen_optimizer *optimizer, int64_t *bytes);
 int optgen_describe_plan(optgen_optimizer *optimizer, const char **plan);
 
