@@ -35,8 +35,9 @@ FENCE_RE = re.compile(r"^( {0,3})(`{3,})(.*)$")
 
 
 class Block:
-    def __init__(self, tag, line, text):
+    def __init__(self, tag, line, text, info=""):
         self.tag = tag  # the info string's first word
+        self.info = info  # the whole info string
         self.line = line  # line of the opening fence, 1-based
         self.text = text
         self.num_lines = text.count("\n")  # lines between the fences
@@ -69,7 +70,8 @@ def read_blocks(path):
             raise SystemExit(f"{path}:{start}: unterminated code block")
         i += 1
         tag = info.split()[0] if info else ""
-        blocks.append(Block(tag, start, "".join(line + "\n" for line in body)))
+        blocks.append(Block(tag, start, "".join(line + "\n" for line in body),
+                            info))
     return blocks
 
 

@@ -16,44 +16,34 @@ The script stops at the first command that fails (bash -e, pipefail);
 this prints the script's output and exits with its status.
 """
 
+import importlib.machinery
 import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import types
 
-FENCE_RE = re.compile(r"^(`{3,})(.*)$")
 FILE_RE = re.compile(r"\bfile=(\S+)")
 
 
-def blocks(path):
-    """(info string, text) of each fenced block of the markdown file."""
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
-    i = 0
-    while i < len(lines):
-        m = FENCE_RE.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        fence, info = m.group(1), m.group(2).strip()
-        body = []
-        i += 1
-        while i < len(lines) and lines[i] != fence:
-            body.append(lines[i])
-            i += 1
-        if i == len(lines):
-            sys.exit(f"{path}: a block opened with {fence}{info} is not closed")
-        yield info, "\n".join(body) + "\n"
-        i += 1
+def read_blocks(path):
+    """The fenced blocks of the markdown file, read as the language
+    reference's examples are (extract-examples.py)."""
+    loader = importlib.machinery.SourceFileLoader(
+        "extract_examples",
+        os.path.join(os.path.dirname(__file__), "extract-examples.py"))
+    module = types.ModuleType(loader.name)
+    loader.exec_module(module)
+    return module.read_blocks(path)
 
 
 def script(path):
     """The bash script of the guide's commands and files."""
     parts = ["set -euo pipefail"]
-    for number, (info, text) in enumerate(blocks(path)):
-        words = info.split()
+    for number, block in enumerate(read_blocks(path)):
+        info, text = block.info, block.text
         named = FILE_RE.search(info)
         if named:
             marker = f"OPTGEN_GUIDE_FILE_{number}"
@@ -68,7 +58,7 @@ def script(path):
             parts.append(f"echo '--- guide: writing {named.group(1)}'")
             parts.append(f"cat > {shlex.quote(named.group(1))} <<'{marker}'\n"
                          f"{text}{marker}")
-        elif words[:1] == ["sh"]:
+        elif block.tag == "sh":
             # Each command (its continuation lines with it) echoed first.
             command = []
             for line in text.rstrip("\n").split("\n"):
