@@ -215,9 +215,12 @@ EntryLock::~EntryLock() {
 }
 
 bool optgen::describeEntry(StringRef dir, StringRef what) {
-  std::string path = joined(dir, descriptionName);
+  return writeEntryFile(joined(dir, descriptionName), (what + "\n").str());
+}
+
+bool optgen::writeEntryFile(StringRef path, StringRef text) {
   if (Error error = writeToOutput(path, [&](raw_ostream &os) {
-        os << what << "\n";
+        os << text;
         return Error::success();
       })) {
     WithColor::error(errs(), "optgen")

@@ -78,20 +78,6 @@ std::optional<std::string> readStamp(StringRef path) {
   return (*file)->getBuffer().str();
 }
 
-/// Writes a stamp file (atomically); false on failure, after reporting it.
-bool writeStamp(StringRef path, StringRef text) {
-  if (Error error = writeToOutput(path, [&](raw_ostream &os) {
-        os << text;
-        return Error::success();
-      })) {
-    WithColor::error(errs(), "optgen")
-        << "cannot write '" << path << "': " << toString(std::move(error))
-        << "\n";
-    return false;
-  }
-  return true;
-}
-
 /// The lines `optgen run` prints while it builds: one as each stage with
 /// work to do begins, with the seconds since the build began.
 class Progress {
@@ -161,7 +147,7 @@ struct CMakeBuild {
           << "configuring " << what << " failed; see " << log() << "\n";
       return false;
     }
-    return writeStamp(configuredStamp(), configuredText());
+    return writeEntryFile(configuredStamp(), configuredText());
   }
 
   /// Builds `targets` (everything when empty), quietly on failure: the
@@ -317,7 +303,7 @@ std::optional<RuntimePackage> cachedRuntime(bool cuda, Progress &progress) {
                        StringRef(build.log())) == 0;
       }))
     return std::nullopt;
-  if (!writeStamp(installed, package.configDir + "\n"))
+  if (!writeEntryFile(installed, package.configDir + "\n"))
     return std::nullopt;
   return package;
 }
@@ -411,7 +397,7 @@ std::string optgen::buildRunner(const GeneratedFiles &files,
         << "the build left no runner '" << executable << "'\n";
     return "";
   }
-  if (!writeStamp(built, key + "\n" + *hash + "\n"))
+  if (!writeEntryFile(built, key + "\n" + *hash + "\n"))
     return "";
   progress.finish(runner);
   return executable;

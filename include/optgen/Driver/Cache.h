@@ -50,6 +50,10 @@ private:
   int fd;
 };
 
+/// Writes `text` to the file at `path` of an entry (a stamp, a
+/// description) atomically; false after reporting an error.
+bool writeEntryFile(llvm::StringRef path, llvm::StringRef text);
+
 /// Records that the entry `dir` (locked) is `what` and was used now: its
 /// entry.txt. False after reporting an error.
 bool describeEntry(llvm::StringRef dir, llvm::StringRef what);
