@@ -1398,7 +1398,8 @@ std::string describeMembers(UnitOp unit) {
 void emitCompiledStep(ScheduleOp schedule, raw_ostream &os) {
   llvm::DenseMap<Value, int> units, tokens;
   os << "// The step on " << schedule.getWorldSize()
-     << " ranks, as compiled (optgen.schedule): every reduction first, each "
+     << (schedule.getWorldSize() == 1 ? " rank" : " ranks")
+     << ", as compiled (optgen.schedule): every reduction first, each "
         "unit\n// computed once its reduction has landed, its gather "
         "launched at once.\n";
   Block &program = schedule.getBody().front();
