@@ -930,9 +930,11 @@ def Optgen_ScheduleOp : Optgen_Op<"schedule", [HasParent<"OptimizerOp">,
   let extraClassDeclaration = [{
     ::mlir::Block &getBlock() { return getBody().front(); }
     /// The ranks of a shard group: `group_size`, or every rank.
-    int64_t getShardGroupSize() {
+    uint64_t getShardGroupSize() {
       return getGroupSize() ? *getGroupSize() : getWorldSize();
     }
+    /// Whether the ranks form several shard groups (hybrid sharding).
+    bool hasShardGroups() { return getShardGroupSize() < getWorldSize(); }
   }];
 }
 

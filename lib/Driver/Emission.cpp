@@ -30,7 +30,7 @@ LogicalResult emitFiles(ModuleOp module, const MemoryBuffer *spec,
     // The CUDA executor and its communicators have no shard groups yet.
     if (emitter == emitCuda)
       for (ScheduleOp schedule : optimizer.getBlock().getOps<ScheduleOp>())
-        if (schedule.getShardGroupSize() < schedule.getWorldSize())
+        if (schedule.hasShardGroups())
           return schedule.emitError("shard groups of ")
                  << schedule.getShardGroupSize() << " of "
                  << schedule.getWorldSize()

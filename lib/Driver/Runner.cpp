@@ -3,6 +3,7 @@
 #include "optgen/Driver/Runner.h"
 
 #include "optgen/Driver/Cache.h"
+#include "optgen/Target/CFamily/Names.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -327,9 +328,11 @@ std::string optgen::buildRunner(const GeneratedFiles &files,
   std::string runner, optimizer;
   bool cuda = false;
   for (const auto &[name, text] : files) {
+    // NAME_runner.cpp, NAME the optimizer's name; its CMake target's is
+    // legalised as the generated CMakeLists.txt's.
     if (StringRef stem = name; stem.consume_back("_runner.cpp")) {
       optimizer = stem.str();
-      runner = optimizer + "_runner";
+      runner = legalIdentifier(stem) + "_runner";
     }
     cuda |= StringRef(name).ends_with(".cu");
   }

@@ -8,9 +8,10 @@
 #
 #     Compiles the spec with optgen at build time (again whenever the spec,
 #     the shapes file or optgen changes) into the library <target>: the
-#     optimizer's class is optgen_generated::<the spec's optimizer name>,
-#     declared in <name>.h, which the library puts on its users' include
-#     path. TARGET cuda: CUDA code for NVIDIA GPUs (the runtime's cuda
+#     optimizer's class is optgen_generated::<name>, <name> the spec's
+#     optimizer name (with a _ appended where it is a C or C++ keyword or
+#     macro), declared in <name>.h (the name as the spec writes it), which
+#     the library puts on its users' include path. TARGET cuda: CUDA code for NVIDIA GPUs (the runtime's cuda
 #     component). DEFINES: the spec's constants (-D). SHAPES: the plan fixed
 #     in the code for the parameters that safetensors file's header
 #     describes; WORLD_SIZE with it: the distributed step on N ranks

@@ -1410,7 +1410,7 @@ void emitCompiledStep(ScheduleOp schedule, raw_ostream &os) {
   else if (!program.getOps<FinishGlobalsOp>().empty())
     os << "// The globals first: each unit's partials, the globals finished, "
           "and only then\n// every update.\n";
-  if (schedule.getShardGroupSize() < schedule.getWorldSize())
+  if (schedule.hasShardGroups())
     os << "// In shard groups of " << schedule.getShardGroupSize()
        << " ranks: a reduce-scatter averages within the group, then its "
           "part\n// across the groups; an all-gather stays in the group.\n";
@@ -1502,7 +1502,7 @@ std::string compiledScheduleTable(ScheduleOp schedule,
   }
   os << "    }, compiledStep";
   // Shard groups (hybrid sharding): the ranks of a group.
-  if (schedule.getShardGroupSize() < schedule.getWorldSize())
+  if (schedule.hasShardGroups())
     os << ", " << schedule.getShardGroupSize();
   os << "};\n";
   return text;
@@ -1536,8 +1536,12 @@ std::vector<double> hyperValues(Attribute value) {
 
 } // namespace
 
+std::string optgen::fileStem(OptimizerOp optimizer) {
+  return optimizer.getSymName().str();
+}
+
 std::string optgen::factoryName(OptimizerOp optimizer) {
-  return "optgen_new_" + legalIdentifier(optimizer.getSymName());
+  return "optgen_new_" + fileStem(optimizer);
 }
 
 std::string optgen::generatedBanner(OptimizerOp optimizer,
@@ -1597,7 +1601,7 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
 
   llvm::raw_string_ostream os(text);
   os << banner << "\n";
-  os << "#include \"" << name << ".h\"\n\n";
+  os << "#include \"" << fileStem(optimizer) << ".h\"\n\n";
   if (!optimizer.getBlock().getOps<ScheduleOp>().empty())
     os << "#include \"optgen/runtime/Executor.h\"\n\n";
   os << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n"
@@ -1779,7 +1783,7 @@ std::string optgen::emitRunnerSource(OptimizerOp optimizer,
   ros << banner << "//\n// Replays a case file on the optimizer: " << name
       << "_runner --case CASE.safetensors\n// [--out OUT.safetensors] "
          "[--repeat R] [--report REPORT.json]\n\n"
-      << "#include \"" << name << ".h\"\n\n"
+      << "#include \"" << fileStem(optimizer) << ".h\"\n\n"
       << "#include \"" << runnerHeader << "\"\n\n"
       << "#include <memory>\n\n"
       << "int main(int argc, char **argv) {\n"
@@ -1794,6 +1798,7 @@ std::string optgen::emitCMakeLists(OptimizerOp optimizer,
                                    const CpuEmitOptions &options,
                                    StringRef target) {
   std::string name = legalIdentifier(optimizer.getSymName());
+  std::string stem = fileStem(optimizer);
   bool cuda = target == "cuda";
   // The runtime's package, or its sources where the caller names them:
   // nothing here names a folder of the machine that generated the code.
@@ -1831,13 +1836,13 @@ std::string optgen::emitCMakeLists(OptimizerOp optimizer,
      << "# Compiled as optgen compiles generated code (optimised, "
         "position-independent);\n"
      << "# static unless BUILD_SHARED_LIBS says otherwise.\n"
-     << "optgen_add_generated_library(" << name << " " << name
+     << "optgen_add_generated_library(" << name << " " << stem
      << (cuda ? ".cu" : ".cpp") << ")\n\n"
      << "option(OPTGEN_BUILD_RUNNER \"Build " << name
      << "_runner, which replays case files"
      << (cuda ? " on the GPU" : "") << "\" OFF)\n"
      << "if(OPTGEN_BUILD_RUNNER)\n"
-     << "  add_executable(" << name << "_runner " << name << "_runner.cpp)\n"
+     << "  add_executable(" << name << "_runner " << stem << "_runner.cpp)\n"
      << "  target_link_libraries(" << name << "_runner PRIVATE " << name
      << ")\n"
      << "endif()\n";
@@ -1847,8 +1852,8 @@ std::string optgen::emitCMakeLists(OptimizerOp optimizer,
 LogicalResult optgen::emitCpu(OptimizerOp optimizer,
                               const CpuEmitOptions &options,
                               std::map<std::string, std::string> &files) {
-  std::string name = legalIdentifier(optimizer.getSymName());
-  files[name + ".h"] = emitOptimizerHeader(optimizer, options, "cpu",
+  std::string stem = fileStem(optimizer);
+  files[stem + ".h"] = emitOptimizerHeader(optimizer, options, "cpu",
                                           "optgen/runtime/Optimizer.h",
                                           "optgen::runtime::Optimizer");
   std::string text;
@@ -1872,10 +1877,10 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer,
           },
           text)))
     return failure();
-  files[name + ".cpp"] = text;
+  files[stem + ".cpp"] = text;
 
   // A runner replaying case files on this optimizer (`optgen run`).
-  files[name + "_runner.cpp"] =
+  files[stem + "_runner.cpp"] =
       emitRunnerSource(optimizer, options, "cpu", "optgen/runtime/CaseRunner.h",
                        "optgen::runtime::runnerMain");
 

@@ -1826,7 +1826,7 @@ LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
 LogicalResult optgen::emitCuda(OptimizerOp optimizer,
                                const CpuEmitOptions &options,
                                std::map<std::string, std::string> &files) {
-  std::string name = legalIdentifier(optimizer.getSymName());
+  std::string stem = fileStem(optimizer);
   // The CUDA executor does not check gradients (yet): it could not honour
   // the policy, so the spec is refused here rather than at finalize().
   for (OnNonFiniteOp policy : optimizer.getBlock().getOps<OnNonFiniteOp>())
@@ -1835,7 +1835,7 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
           "the CUDA target cannot skip steps on non-finite gradients yet "
           "(its executor does not check them); compile for the CPU, or "
           "without `on_nonfinite skip`");
-  files[name + ".h"] =
+  files[stem + ".h"] =
       emitOptimizerHeader(optimizer, options, "cuda",
                           "optgen/runtime/CudaOptimizer.h",
                           "optgen::runtime::CudaOptimizer");
@@ -1852,8 +1852,8 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
           },
           source)))
     return failure();
-  files[name + ".cu"] = source;
-  files[name + "_runner.cpp"] = emitRunnerSource(
+  files[stem + ".cu"] = source;
+  files[stem + "_runner.cpp"] = emitRunnerSource(
       optimizer, options, "cuda", "optgen/runtime/CudaCaseRunner.h",
       "optgen::runtime::cudaRunnerMain");
 

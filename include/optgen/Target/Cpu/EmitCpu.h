@@ -41,9 +41,17 @@ std::string generatedBanner(OptimizerOp optimizer,
                             const CpuEmitOptions &options,
                             llvm::StringRef target);
 
+/// The NAME of every generated file (NAME.h, NAME.cpp or NAME.cu,
+/// NAME_runner.cpp): the optimizer's name as the spec writes it, so that
+/// a build (optgen_add_optimizer()) knows them from the spec alone. Only
+/// the identifiers of the code (its class, its CMake targets) are
+/// legalised (legalIdentifier).
+std::string fileStem(OptimizerOp optimizer);
+
 /// The extern "C" function every target's NAME.h declares and its source
-/// defines, which returns a new optimizer (`optgen_new_NAME`), for the
-/// runtime's C ABI (CApi.h).
+/// defines, which returns a new optimizer (`optgen_new_NAME`, NAME the file
+/// stem: the prefix makes any name legal), for the runtime's C ABI
+/// (CApi.h).
 std::string factoryName(OptimizerOp optimizer);
 
 /// NAME.h: the optimizer's class, deriving from `baseClass` (declared in
