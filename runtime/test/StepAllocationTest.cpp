@@ -23,15 +23,20 @@ std::atomic<bool> counting{false};
 std::atomic<int64_t> allocations{0};
 } // namespace
 
-void *operator new(std::size_t size) {
+// None inlined: GCC would see free() of what a new-expression returned, or
+// operator delete of what malloc() did, and warn of a mismatch, which these
+// replacements, a pair, are not.
+[[gnu::noinline]] void *operator new(std::size_t size) {
   if (counting)
     ++allocations;
   if (void *p = std::malloc(size ? size : 1))
     return p;
   throw std::bad_alloc();
 }
-void operator delete(void *p) noexcept { std::free(p); }
-void operator delete(void *p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void *p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void *p, std::size_t) noexcept {
+  std::free(p);
+}
 
 using namespace optgen::runtime;
 
