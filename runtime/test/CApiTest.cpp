@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DistributedScenario.h"
+#include "InProcessRanks.h"
 
 #include "optgen/runtime/CApi.h"
 #include "optgen/runtime/Error.h"
@@ -18,10 +19,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 using namespace optgen::runtime;
@@ -139,27 +138,6 @@ struct CRank {
     }
   }
 };
-
-/// Runs body(rank) on a thread per rank, each with its in-process
-/// communicator; returns each rank's error ("" for none).
-std::vector<std::string>
-onRanks(int size, const std::function<void(int, Communicator &)> &body) {
-  std::vector<std::unique_ptr<Communicator>> communicators =
-      makeInProcessCommunicators(size);
-  std::vector<std::string> errors(static_cast<size_t>(size));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        body(r, *communicators[r]);
-      } catch (const std::exception &error) {
-        errors[r] = error.what();
-      }
-    });
-  for (std::thread &thread : threads)
-    thread.join();
-  return errors;
-}
 
 /// The model after `steps` steps of one C++ optimizer (the reference).
 std::vector<Param> steppedAlone(int steps) {

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DistributedScenario.h"
+#include "InProcessRanks.h"
 
 #include "optgen/runtime/Error.h"
 #include "optgen/runtime/Float16.h"
@@ -32,28 +33,6 @@ using namespace optgen::runtime;
 using namespace optgen::runtime::test;
 
 namespace {
-
-/// Runs body(rank, communicator) on a thread per rank; returns each rank's
-/// error message ("" when it had none).
-std::vector<std::string>
-onRanks(int size, const std::function<void(int, Communicator &)> &body,
-        std::chrono::milliseconds patience = std::chrono::milliseconds(20000)) {
-  std::vector<std::unique_ptr<Communicator>> communicators =
-      makeInProcessCommunicators(size, patience);
-  std::vector<std::string> errors(static_cast<size_t>(size));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        body(r, *communicators[r]);
-      } catch (const std::exception &error) {
-        errors[r] = error.what();
-      }
-    });
-  for (std::thread &thread : threads)
-    thread.join();
-  return errors;
-}
 
 class InProcessCollectives : public testing::TestWithParam<int> {};
 
