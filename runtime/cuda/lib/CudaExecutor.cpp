@@ -144,17 +144,9 @@ struct TableOffsets {
   size_t params, grads, states, numels;
 };
 
-/// A primitive of a step, as the captured step saw them.
-enum class Primitive {
-  AllReduce,
-  ReduceScatter,
-  AllGather,
-  Wait,
-  Compute,
-  Partials,
-  GatherPartials,
-  FinishGlobals,
-};
+/// A primitive of a step, as the captured step saw them: the kinds of the
+/// schedule's ops, which each primitive carries out.
+using Primitive = ScheduleOp::Kind;
 
 /// Where a step with globals is in their phase.
 enum class GlobalsPhase { Accumulating, Gathering, Gathered, Finished };
