@@ -145,11 +145,22 @@ struct Model {
   }
   /// Gradients of step `step`, some beyond the clipping range.
   void setGradients(int step) {
-    for (size_t t = 0; t < names.size(); ++t)
-      grads[t] = encode(t, [&](int64_t i) {
-        return 2.5f * std::cos(0.91f * static_cast<float>(i * 7 + t) +
-                               static_cast<float>(step));
-      });
+    setGradients([&](size_t t, int64_t i) {
+      return 2.5f * std::cos(0.91f * static_cast<float>(i * 7 + t) +
+                             static_cast<float>(step));
+    });
+  }
+  /// Gradient t's element i is f(t, i), written into the memory an
+  /// optimizer was given (after the first time).
+  void setGradients(const std::function<float(size_t, int64_t)> &f) {
+    for (size_t t = 0; t < names.size(); ++t) {
+      std::vector<unsigned char> bytes =
+          encode(t, [&](int64_t i) { return f(t, i); });
+      if (grads[t].empty())
+        grads[t] = std::move(bytes);
+      else
+        std::copy(bytes.begin(), bytes.end(), grads[t].begin());
+    }
   }
   std::vector<unsigned char> encode(size_t t,
                                     const std::function<float(int64_t)> &f) {
@@ -645,13 +656,12 @@ TEST_P(CudaDistributedStep, EndsWithOneRanksBits) {
   SKIP_WITHOUT_CUDA_DEVICE();
   auto [dtype, size] = GetParam();
   auto gradients = [&](Model &model, int step, float offset) {
-    for (size_t t = 0; t < model.names.size(); ++t)
-      model.grads[t] = model.encode(t, [&](int64_t i) {
-        return static_cast<float>((i * 5 + static_cast<int64_t>(t) * 3 + step) %
-                                  15) /
-                   8.0f -
-               0.875f + (i % 3 == 0 ? offset : -offset);
-      });
+    model.setGradients([&](size_t t, int64_t i) {
+      return static_cast<float>((i * 5 + static_cast<int64_t>(t) * 3 + step) %
+                                15) /
+                 8.0f -
+             0.875f + (i % 3 == 0 ? offset : -offset);
+    });
   };
   OptimizerSpec distributed = momentumSpec(true);
   distributed.distribution = Distribution::Zero2;

@@ -46,7 +46,7 @@ void launch(const DeviceCall &call, int64_t numel) {
   dim3 grid(static_cast<unsigned>(std::min<int64_t>(
                 (call.maxNumel + threads - 1) / threads, 256)),
             static_cast<unsigned>(call.members));
-  momentumKernel<<<grid, threads, 0, call.stream>>>(call, numel);
+  launchKernel<momentumKernel>(grid, threads, 0, call.stream, call, numel);
 }
 
 __global__ void emptyKernel() {}
@@ -114,17 +114,17 @@ __global__ void descendKernel(DeviceCall call, RepeatSlots slots) {
 } // namespace
 
 void launchGradStatistics(const DeviceGlobals &call) {
-  gradStatisticsKernel<<<1, 1024, 0, call.stream>>>(call);
+  launchKernel<gradStatisticsKernel>(1, 1024, 0, call.stream, call);
 }
 
 void launchGradStatisticsFinish(const DeviceGlobals &call) {
-  gradStatisticsFinishKernel<<<1, 1, 0, call.stream>>>(call);
+  launchKernel<gradStatisticsFinishKernel>(1, 1, 0, call.stream, call);
 }
 
 
 
 void launchTooManyThreads() {
-  emptyKernel<<<1, 4096>>>();
+  launchKernel<emptyKernel>(1, 4096, 0, nullptr);
   checkLaunch("emptyKernel");
 }
 
@@ -157,7 +157,7 @@ void launchRepeatedProducts(const DeviceCall &call) {
   constexpr int threads = 128;
   dim3 grid(static_cast<unsigned>((slots.size + threads - 1) / threads),
             static_cast<unsigned>(call.members));
-  moveKernel<true><<<grid, threads, 0, call.stream>>>(call, slots);
+  launchKernel<moveKernel<true>>(grid, threads, 0, call.stream, call, slots);
   checkLaunch("moveKernel");
   int times = static_cast<int>(call.hostHypers[kRepeatTimesAt]);
   for (int t = 0; t < times; ++t) {
@@ -165,10 +165,10 @@ void launchRepeatedProducts(const DeviceCall &call) {
                product, call.members, call.stream, "grad^T @ param");
     deviceGemm(*call.blas, grad, false, product, false, 1.0f, nullptr, 0.0f,
                update, call.members, call.stream, "grad @ product");
-    descendKernel<<<grid, threads, 0, call.stream>>>(call, slots);
+    launchKernel<descendKernel>(grid, threads, 0, call.stream, call, slots);
     checkLaunch("descendKernel");
   }
-  moveKernel<false><<<grid, threads, 0, call.stream>>>(call, slots);
+  launchKernel<moveKernel<false>>(grid, threads, 0, call.stream, call, slots);
   checkLaunch("moveKernel");
 }
 

@@ -52,10 +52,13 @@ struct DeviceBytes {
   ~DeviceBytes() { cudaFree(data); }
   DeviceBytes(const DeviceBytes &) = delete;
   DeviceBytes &operator=(const DeviceBytes &) = delete;
-  /// Ordered like work on the legacy default stream.
+  /// Complete when it returns: a pageable cudaMemcpy returns once the
+  /// bytes are staged, its transfer on the legacy default stream possibly
+  /// still to come, which work on a non-blocking stream does not wait for.
   void upload(const std::vector<unsigned char> &bytes) {
     OPTGEN_CUDA_CHECK(
         cudaMemcpy(data, bytes.data(), size, cudaMemcpyHostToDevice), "test");
+    OPTGEN_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy), "test");
   }
   std::vector<unsigned char> download() const {
     std::vector<unsigned char> bytes(size);

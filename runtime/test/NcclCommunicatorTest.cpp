@@ -161,10 +161,7 @@ TEST(NcclCommunicatorTest, CollectivesReplayFromACudaGraph) {
   OPTGEN_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0), "test graph");
   cudaGraphDestroy(graph);
   for (const std::vector<float> *data : {&first, &second}) {
-    OPTGEN_CUDA_CHECK(cudaMemcpy(send.data, data->data(),
-                                 kCount * sizeof(float),
-                                 cudaMemcpyHostToDevice),
-                      "test");
+    send.upload(bytesOf(*data));
     OPTGEN_CUDA_CHECK(cudaGraphLaunch(exec, rank.compute), "test graph");
     OPTGEN_CUDA_CHECK(cudaStreamSynchronize(rank.compute), "test graph");
     EXPECT_EQ(recv.download(), bytesOf(*data));

@@ -827,8 +827,8 @@ LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
   os << "}\n\n";
 
   llvm::raw_string_ostream ls(launches[kernel]);
-  ls << "  " << kernelName << "<<<grid, " << kBlockThreads
-     << ", 0, call.stream>>>(call);\n";
+  ls << "  optgen::runtime::launchKernel<" << kernelName << ">(grid, "
+     << kBlockThreads << ", 0, call.stream, call);\n";
   ls << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
      << cppString(("launching " + kernelName).str()) << ");\n";
   return success();
@@ -1340,9 +1340,9 @@ void CudaRuleEmitter::printLaunches(KernelOp kernel, unsigned indent) {
     extents += ", " + rowsName + ", " + colsName;
   }
   auto launch = [&](const std::string &name, const std::string &grid) {
-    line() << name << "<<<" << grid << ", " << kBlockThreads
-           << ", 0, call.stream>>>(call, slots, " << R << ", " << C << extents
-           << ");\n";
+    line() << "optgen::runtime::launchKernel<" << name << ">(" << grid << ", "
+           << kBlockThreads << ", 0, call.stream, call, slots, " << R << ", "
+           << C << extents << ");\n";
     line() << "OPTGEN_CUDA_CHECK(cudaGetLastError(), "
            << cppString("launching " + name) << ");\n";
   };
@@ -1525,9 +1525,10 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
             *extent = name;
           }
         std::string name = ident + "_store" + std::to_string(index);
-        line() << name << "<<<spaceGrid(" << rows << " * " << cols << "), "
-               << kBlockThreads << ", 0, call.stream>>>(call, slots, " << rows
-               << " * " << cols << ");\n";
+        line() << "optgen::runtime::launchKernel<" << name << ">(spaceGrid("
+               << rows << " * " << cols << "), " << kBlockThreads
+               << ", 0, call.stream, call, slots, " << rows << " * " << cols
+               << ");\n";
         line() << "OPTGEN_CUDA_CHECK(cudaGetLastError(), "
                << cppString("launching " + name) << ");\n";
       }
@@ -1696,8 +1697,8 @@ LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
   };
   auto launch = [&](const std::string &kernel, const std::string &grid,
                     int threads) {
-    os << "  " << kernel << "<<<" << grid << ", " << threads
-       << ", 0, call.stream>>>(call);\n";
+    os << "  optgen::runtime::launchKernel<" << kernel << ">(" << grid << ", "
+       << threads << ", 0, call.stream, call);\n";
     os << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
        << cppString("launching " + kernel) << ");\n";
   };

@@ -6,6 +6,7 @@
 #include "optgen/runtime/DeviceGemm.h"
 #include "optgen/runtime/Error.h"
 #include "optgen/runtime/Float16.h"
+#include "optgen/runtime/Launch.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -81,9 +82,8 @@ cudaError_t launchMap(T *dst, int64_t dstStride, const T *src,
   dim3 grid(static_cast<unsigned>(
                 std::min((count + kThreads - 1) / kThreads, kMaxBlocks)),
             static_cast<unsigned>(std::min(batch, kMaxMemberBlocks)));
-  mapKernel<Op, T><<<grid, kThreads, 0, stream>>>(dst, dstStride, src,
-                                                  srcStride, factor, count,
-                                                  batch);
+  launchKernel<mapKernel<Op, T>>(grid, kThreads, 0, stream, dst, dstStride,
+                                 src, srcStride, factor, count, batch);
   return cudaGetLastError();
 }
 

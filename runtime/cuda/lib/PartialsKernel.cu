@@ -2,6 +2,8 @@
 
 #include "PartialsKernel.h"
 
+#include "optgen/runtime/Launch.h"
+
 #include <cmath>
 
 namespace optgen::runtime {
@@ -31,8 +33,8 @@ cudaError_t launchFoldPartials(double *partials, const double *rows,
                                bool fromIdentity, cudaStream_t stream) {
   if (width == 0)
     return cudaSuccess;
-  foldPartialsKernel<<<1, kThreads, 0, stream>>>(partials, rows, rowCount,
-                                                 width, kinds, fromIdentity);
+  launchKernel<foldPartialsKernel>(1, kThreads, 0, stream, partials, rows,
+                                   rowCount, width, kinds, fromIdentity);
   return cudaGetLastError();
 }
 

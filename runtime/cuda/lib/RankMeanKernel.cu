@@ -2,6 +2,7 @@
 
 #include "RankMeanKernel.h"
 
+#include "optgen/runtime/Launch.h"
 #include "optgen/runtime/RankMean.h"
 
 #include <algorithm>
@@ -38,11 +39,13 @@ cudaError_t launchRankMean(const RankSources &sources, int ranks,
   unsigned blocks = static_cast<unsigned>(
       std::min((count + kThreads - 1) / kThreads, kMaxBlocks));
   if (dtype == DType::BF16)
-    rankMeanKernel<uint16_t><<<blocks, kThreads, 0, stream>>>(
-        sources, ranks, offset, count, static_cast<uint16_t *>(out));
+    launchKernel<rankMeanKernel<uint16_t>>(blocks, kThreads, 0, stream,
+                                           sources, ranks, offset, count,
+                                           static_cast<uint16_t *>(out));
   else
-    rankMeanKernel<float><<<blocks, kThreads, 0, stream>>>(
-        sources, ranks, offset, count, static_cast<float *>(out));
+    launchKernel<rankMeanKernel<float>>(blocks, kThreads, 0, stream, sources,
+                                        ranks, offset, count,
+                                        static_cast<float *>(out));
   return cudaGetLastError();
 }
 

@@ -3,6 +3,7 @@
 #include "Staging.h"
 
 #include "optgen/runtime/Float16.h"
+#include "optgen/runtime/Launch.h"
 
 #include <algorithm>
 
@@ -54,7 +55,7 @@ cudaError_t launchConvert(const StagingCopy *copies, int copyCount,
   dim3 grid(static_cast<unsigned>(
                 std::min((maxCount + kThreads - 1) / kThreads, kMaxBlocks)),
             static_cast<unsigned>(std::min(copyCount, kMaxCopyBlocks)));
-  convertKernel<M><<<grid, kThreads, 0, stream>>>(copies, copyCount);
+  launchKernel<convertKernel<M>>(grid, kThreads, 0, stream, copies, copyCount);
   return cudaGetLastError();
 }
 

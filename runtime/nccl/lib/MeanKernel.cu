@@ -3,6 +3,7 @@
 #include "MeanKernel.h"
 
 #include "optgen/runtime/Float16.h"
+#include "optgen/runtime/Launch.h"
 
 #include <algorithm>
 
@@ -36,11 +37,11 @@ cudaError_t launchMeanOfSum(void *data, int64_t count, int ranks, DType dtype,
       std::min((count + kThreads - 1) / kThreads, kMaxBlocks));
   float divisor = static_cast<float>(ranks);
   if (dtype == DType::BF16)
-    meanOfSumBF16<<<blocks, kThreads, 0, stream>>>(
-        static_cast<uint16_t *>(data), count, divisor);
+    launchKernel<meanOfSumBF16>(blocks, kThreads, 0, stream,
+                                static_cast<uint16_t *>(data), count, divisor);
   else
-    meanOfSumF32<<<blocks, kThreads, 0, stream>>>(static_cast<float *>(data),
-                                                  count, divisor);
+    launchKernel<meanOfSumF32>(blocks, kThreads, 0, stream,
+                               static_cast<float *>(data), count, divisor);
   return cudaGetLastError();
 }
 

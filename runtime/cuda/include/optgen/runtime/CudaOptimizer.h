@@ -2,8 +2,8 @@
 //
 // Generated CUDA code includes this one header: the optimizer its class
 // derives from (the device-agnostic front on the CUDA executor), what its
-// launch functions receive (DeviceCall.h), check their launches with
-// (CudaCheck.h) and compute matrix products with (DeviceGemm.h), the
+// launch functions receive (DeviceCall.h), launch kernels with (Launch.h),
+// check their launches with (CudaCheck.h) and compute matrix products with (DeviceGemm.h), the
 // element math and bf16 rounding its kernels call (ElementMath.h,
 // Float16.h), so that a device computes what the host does, their
 // fixed-order reductions (DeviceReduce.h), the 16-bit types of their
@@ -27,9 +27,11 @@
 #include <memory>
 #include <utility>
 
-// Device code only: a runner's host code includes this header too.
-#ifdef __CUDACC__
+// Device code only: a runner's host code includes this header too (on the
+// emulated device, device code is host code).
+#if defined(__CUDACC__) || defined(OPTGEN_CUDA_EMULATED)
 #include "optgen/runtime/DeviceReduce.h"
+#include "optgen/runtime/Launch.h"
 
 // The 16-bit types of workspace slots that hold bf16 and f16 tensors.
 #include <cuda_bf16.h>
