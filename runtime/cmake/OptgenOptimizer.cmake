@@ -1,7 +1,7 @@
 # The CMake functions of optgen's package (and of this repository, which
 # includes them with the runtime):
 #
-#   optgen_add_optimizer(<target> SPEC <file.opt> [TARGET cpu|cuda]
+#   optgen_add_optimizer(<target> SPEC <file.opt> [TARGET cpu|cuda [EMULATED]]
 #                        [DEFINES NAME=VALUE...] [SHAPES <file.safetensors>]
 #                        [WORLD_SIZE N [SHARD_GROUP G]] [RUNNER]
 #                        [STATIC|SHARED|MODULE])
@@ -15,18 +15,21 @@
 #     component). DEFINES: the spec's constants (-D). SHAPES: the plan fixed
 #     in the code for the parameters that safetensors file's header
 #     describes; WORLD_SIZE with it: the distributed step on N ranks
-#     compiled too (SHARD_GROUP: in shard groups of G ranks). RUNNER: also
+#     compiled too (SHARD_GROUP: in shard groups of G ranks). EMULATED (with
+#     TARGET cuda): the CUDA code built for optgen's emulated device, by the
+#     C++ compiler, to run without a GPU (docs/EMULATION.md). RUNNER: also
 #     the executable <target>_runner, which replays case files. The library
 #     is static unless SHARED or MODULE says otherwise (or
 #     BUILD_SHARED_LIBS, as for add_library).
 #
-#   optgen_add_generated_library(<target> <NAME.cpp|NAME.cu>
+#   optgen_add_generated_library(<target> <NAME.cpp|NAME.cu> [EMULATED]
 #                                [STATIC|SHARED|MODULE])
 #
 #     Builds code that `optgen compile --target=cpu|cuda -o DIR` wrote as the
 #     library <target>, with DIR on its users' include path: what the
 #     generated CMakeLists.txt and optgen_add_optimizer() both call, the one
-#     place where generated code's compile options are decided.
+#     place where generated code's compile options are decided. EMULATED:
+#     a .cu file for the emulated device (the runtime's emu component).
 
 # The spec's optimizer names the generated files, so a configure reads it:
 # an edited spec configures again.
@@ -44,7 +47,7 @@ function(_optgen_optimizer_name spec out)
 endfunction()
 
 function(optgen_add_generated_library target source)
-  cmake_parse_arguments(ARG "STATIC;SHARED;MODULE" "" "" ${ARGN})
+  cmake_parse_arguments(ARG "STATIC;SHARED;MODULE;EMULATED" "" "" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "optgen_add_generated_library(${target}): unknown "
                         "arguments ${ARG_UNPARSED_ARGUMENTS}")
@@ -63,7 +66,21 @@ function(optgen_add_generated_library target source)
   # Optimised whatever the build type, and linkable into a shared library
   # or a Python extension (the runtime is position-independent too).
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
-  if(source MATCHES "\\.cu$")
+  if(ARG_EMULATED AND NOT source MATCHES "\\.cu$")
+    message(FATAL_ERROR "optgen: ${target}: EMULATED is for CUDA code (.cu)")
+  endif()
+  if(ARG_EMULATED)
+    if(NOT TARGET optgen::runtime_cuda_all_emulated)
+      message(FATAL_ERROR "optgen: ${target} is for the emulated CUDA device, "
+                          "but optgen's runtime was built without its emu "
+                          "component (OPTGEN_RUNTIME_EMULATED=OFF)")
+    endif()
+    # The same .cu text, compiled by the C++ compiler against the emulated
+    # device's headers (which the runtime target brings), warning-free.
+    set_source_files_properties("${source}" PROPERTIES LANGUAGE CXX)
+    target_compile_options(${target} PRIVATE -O2 -Wall -Wextra)
+    target_link_libraries(${target} PUBLIC optgen::runtime_cuda_all_emulated)
+  elseif(source MATCHES "\\.cu$")
     if(NOT TARGET optgen::runtime_cuda_all)
       message(FATAL_ERROR "optgen: ${target} is CUDA code, but optgen's "
                           "runtime was built without its cuda component "
@@ -96,7 +113,7 @@ function(optgen_add_generated_library target source)
 endfunction()
 
 function(optgen_add_optimizer target)
-  cmake_parse_arguments(ARG "RUNNER;STATIC;SHARED;MODULE"
+  cmake_parse_arguments(ARG "RUNNER;STATIC;SHARED;MODULE;EMULATED"
     "SPEC;TARGET;SHAPES;WORLD_SIZE;SHARD_GROUP" "DEFINES" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "optgen_add_optimizer(${target}): unknown arguments "
@@ -116,6 +133,10 @@ function(optgen_add_optimizer target)
   else()
     message(FATAL_ERROR "optgen_add_optimizer(${target}): TARGET is cpu or "
                         "cuda, not '${ARG_TARGET}'")
+  endif()
+  if(ARG_EMULATED AND NOT ARG_TARGET STREQUAL "cuda")
+    message(FATAL_ERROR "optgen_add_optimizer(${target}): EMULATED needs "
+                        "TARGET cuda")
   endif()
   if(ARG_SHARD_GROUP AND NOT ARG_WORLD_SIZE)
     message(FATAL_ERROR "optgen_add_optimizer(${target}): SHARD_GROUP needs "
@@ -160,9 +181,9 @@ function(optgen_add_optimizer target)
     COMMENT "optgen: compiling ${spec} for ${ARG_TARGET}"
     VERBATIM)
   set(type)
-  foreach(kind STATIC SHARED MODULE)
+  foreach(kind STATIC SHARED MODULE EMULATED)
     if(ARG_${kind})
-      set(type ${kind})
+      list(APPEND type ${kind})
     endif()
   endforeach()
   optgen_add_generated_library(${target} "${dir}/${name}.${extension}" ${type})
