@@ -59,8 +59,10 @@ public:
     tensor.hostGrad = grad;
     tensor.param = std::make_unique<DeviceBuffer>(bytes, "parameter '" + name + "'");
     tensor.grad = std::make_unique<DeviceBuffer>(bytes, "gradient of '" + name + "'");
-    OPTGEN_CUDA_CHECK(cudaMemcpy(tensor.param->data, param.data, bytes,
-                                 cudaMemcpyHostToDevice),
+    // On the steps' stream, which a copy on the legacy default stream
+    // would not be ordered with.
+    OPTGEN_CUDA_CHECK(cudaMemcpyAsync(tensor.param->data, param.data, bytes,
+                                      cudaMemcpyHostToDevice, stream),
                       "parameter '" + name + "'");
     TensorView deviceParam{tensor.param->data, param.dtype, param.shape,
                            Device::Cuda};

@@ -516,9 +516,9 @@ void CudaExecutorImpl::allocateGlobals() {
   std::vector<int32_t> kinds;
   for (PartialKind kind : globals_->partials)
     kinds.push_back(kind == PartialKind::Max ? 1 : 0);
-  OPTGEN_CUDA_CHECK(cudaMemcpy(partialKinds_, kinds.data(),
-                               kinds.size() * sizeof(int32_t),
-                               cudaMemcpyHostToDevice),
+  OPTGEN_CUDA_CHECK(cudaMemcpyAsync(partialKinds_, kinds.data(),
+                                    kinds.size() * sizeof(int32_t),
+                                    cudaMemcpyHostToDevice, stream_),
                     "copying the globals' partial kinds");
   for (Unit &unit : units_)
     for (Launch &launch : unit.launches)
@@ -635,17 +635,29 @@ void CudaExecutorImpl::allocate() {
     workspaceBytes = std::max(workspaceBytes, unitWorkspace);
   }
 
+  // The stream steps run on first: what the device memory starts as is
+  // written on it, ordered before every step. (On the legacy default
+  // stream, a step on a non-blocking stream of the caller's would not wait
+  // for it: a pageable cudaMemcpy returns before its transfer, cudaMemset
+  // before it runs.)
+  OPTGEN_CUDA_CHECK(cudaStreamCreateWithFlags(&own_, cudaStreamNonBlocking),
+                    "creating the CUDA executor's stream");
+  OPTGEN_CUDA_CHECK(cudaEventCreateWithFlags(&order_, cudaEventDisableTiming),
+                    "creating the CUDA executor's event");
+  stream_ = streamFor(requested_);
+
   states_.allocate(stateArena, "optimizer state");
   if (stateArena)
-    OPTGEN_CUDA_CHECK(cudaMemset(states_.data(), 0, stateArena),
+    OPTGEN_CUDA_CHECK(cudaMemsetAsync(states_.data(), 0, stateArena, stream_),
                       "zeroing the optimizer state");
   staging_.allocate(stagingBytes, "f32 staging of bf16 parameters");
   workspace_.allocate(workspaceBytes, "the rules' workspace");
   collectives_.allocate(collectiveArena,
                         "the distributed step's collective buffers");
   if (collectiveArena)
-    OPTGEN_CUDA_CHECK(cudaMemset(collectives_.data(), 0, collectiveArena),
-                      "zeroing the collective buffers");
+    OPTGEN_CUDA_CHECK(
+        cudaMemsetAsync(collectives_.data(), 0, collectiveArena, stream_),
+        "zeroing the collective buffers");
 
   // The hyperparameters: one array per group (parameters of a group share
   // theirs), as long as its rule's layout. The step counts after them.
@@ -814,19 +826,15 @@ void CudaExecutorImpl::allocate() {
     appendLists(unit.unpack, unpack);
   }
   tables_.allocate(image.size(), "the units' tables");
+  // Pageable: staged when the call returns, so `image` may go.
   if (!image.empty())
-    OPTGEN_CUDA_CHECK(cudaMemcpy(tables_.data(), image.data(), image.size(),
-                                 cudaMemcpyHostToDevice),
+    OPTGEN_CUDA_CHECK(cudaMemcpyAsync(tables_.data(), image.data(),
+                                      image.size(), cudaMemcpyHostToDevice,
+                                      stream_),
                       "copying the units' tables");
   for (const PendingList &list : pending)
     (*list.into)[list.index].copies =
         reinterpret_cast<const StagingCopy *>(tables_.data() + list.at);
-
-  OPTGEN_CUDA_CHECK(cudaStreamCreateWithFlags(&own_, cudaStreamNonBlocking),
-                    "creating the CUDA executor's stream");
-  OPTGEN_CUDA_CHECK(cudaEventCreateWithFlags(&order_, cudaEventDisableTiming),
-                    "creating the CUDA executor's event");
-  stream_ = streamFor(requested_);
   // Only a rule that is not elementwise multiplies matrices.
   bool products = false;
   for (const Unit &unit : units_)

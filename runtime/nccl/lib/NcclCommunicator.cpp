@@ -170,15 +170,18 @@ public:
     OPTGEN_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&device), total),
                       what);
     try {
-      OPTGEN_CUDA_CHECK(cudaMemcpy(device + bytes * rank_, send, bytes,
-                                   cudaMemcpyHostToDevice),
+      // All on the communicator's stream (a copy on the legacy default
+      // stream would not be ordered with the all-gather).
+      OPTGEN_CUDA_CHECK(cudaMemcpyAsync(device + bytes * rank_, send, bytes,
+                                        cudaMemcpyHostToDevice, stream_),
                         what);
       checkNccl(ncclAllGather(device + bytes * rank_, device, bytes, ncclChar,
                               comm_, stream_),
                 "ncclAllGather", what, comm_);
+      OPTGEN_CUDA_CHECK(cudaMemcpyAsync(recv, device, total,
+                                        cudaMemcpyDeviceToHost, stream_),
+                        what);
       OPTGEN_CUDA_CHECK(cudaStreamSynchronize(stream_), what);
-      OPTGEN_CUDA_CHECK(
-          cudaMemcpy(recv, device, total, cudaMemcpyDeviceToHost), what);
     } catch (...) {
       cudaFree(device);
       throw;
