@@ -1350,10 +1350,12 @@ void CudaRuleEmitter::printLaunches(KernelOp kernel, unsigned indent) {
   std::string colsGrid = "dim3(static_cast<unsigned>((" + C + " + " +
                          std::to_string(kBlockThreads - 1) + ") / " +
                          std::to_string(kBlockThreads) + "), call.members)";
-  if (plan.space)
-    launch(plan.name, plan.partials ? "dim3(" + std::to_string(plan.partials) +
-                                          ", call.members)"
-                                    : "spaceGrid(" + R + " * " + C + ")");
+  // The row and column passes first: each recomputes its slice of the
+  // body from the kernel's inputs, which the space pass may update in place
+  // (a state, a workspace slot): after it, they would read the updated
+  // values (nanochat's Muon computed its row norms from a momentum buffer
+  // updated twice). They write only their reductions, which no pass of the
+  // same kernel reads.
   if (plan.axis) {
     // Along the first axis a column reduces to one value.
     std::string a = hostScalar(plan.axis);
@@ -1372,6 +1374,10 @@ void CudaRuleEmitter::printLaunches(KernelOp kernel, unsigned indent) {
     if (plan.cols)
       launch(plan.name + "_cols", colsGrid);
   }
+  if (plan.space)
+    launch(plan.name, plan.partials ? "dim3(" + std::to_string(plan.partials) +
+                                          ", call.members)"
+                                    : "spaceGrid(" + R + " * " + C + ")");
   if (plan.partials)
     launch(plan.name + "_finish", "dim3(1, call.members)");
 }
