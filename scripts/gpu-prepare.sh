@@ -11,6 +11,8 @@
 #                  target's results on it
 #   googletest/    GoogleTest's sources, for the runtime's GPU tests
 #   manifest.txt   one line per example: NAME TOLERANCE (or NAME skipped WHY)
+#   commit.txt     the commit it was made at (-dirty with changes), which the
+#                  check reports (the GPU machine's copy may have no .git)
 #
 # Then run the check there with the bundle carried:
 #   scripts/gpu-check.sh        (from the repository root)
@@ -26,6 +28,9 @@ optgen="$root/build/bin/optgen"
 rm -rf "$bundle"
 mkdir -p "$bundle/gen" "$bundle/cases"
 cp -r /usr/src/googletest "$bundle/googletest"
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[[ -n $(git status --porcelain --untracked-files=no 2>/dev/null) ]] && commit+=-dirty
+echo "$commit" >"$bundle/commit.txt"
 
 # The examples, each with the parameters of its case and the tolerance of
 # its update against the fp64 interpreter (as test/numeric/CMakeLists.txt).
