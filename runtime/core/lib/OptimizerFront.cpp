@@ -48,9 +48,8 @@ JsonValue shapeJson(const std::vector<int64_t> &shape) {
 
 OptimizerFront::OptimizerFront(OptimizerSpec spec,
                                std::unique_ptr<Executor> executor)
-    : spec_(std::move(spec)), executor_(std::move(executor)),
-      communicator_(makeSingleRankCommunicator()),
-      onNonFinite_(spec_.onNonFinite) {
+    : spec_(std::move(spec)), communicator_(makeSingleRankCommunicator()),
+      executor_(std::move(executor)), onNonFinite_(spec_.onNonFinite) {
   if (!executor_)
     throw Error("optimizer '" + std::string(spec_.name) + "' has no executor");
   for (const RuleSpec &rule : spec_.rules)
@@ -888,6 +887,31 @@ std::string checkpointChecksum(
   return hex64(checkpointChecksum(metadata, refs));
 }
 
+/// Every rank's first counts[r] floats of `held`, in rank order, into
+/// `whole`, through the communicator's blocking gather of host bytes: a
+/// device communicator's collectives take device memory and return before
+/// they complete, so state read into host memory goes this way, each
+/// rank's part padded to the largest.
+static void gatherOnHost(Communicator &gather, const std::vector<float> &held,
+                         const std::vector<int64_t> &counts,
+                         unsigned char *whole) {
+  int64_t widest = *std::max_element(counts.begin(), counts.end());
+  if (widest == 0)
+    return;
+  size_t slot = static_cast<size_t>(widest) * sizeof(float);
+  std::vector<unsigned char> mine(slot, 0);
+  std::memcpy(mine.data(), held.data(),
+              static_cast<size_t>(counts[gather.rank()]) * sizeof(float));
+  std::vector<unsigned char> all(slot * counts.size());
+  gather.allGatherBytes(mine.data(), slot, all.data());
+  size_t at = 0;
+  for (size_t r = 0; r < counts.size(); ++r) {
+    size_t bytes = static_cast<size_t>(counts[r]) * sizeof(float);
+    std::memcpy(whole + at, all.data() + r * slot, bytes);
+    at += bytes;
+  }
+}
+
 OptimizerFront::Checkpoint OptimizerFront::gatherState(bool everyRank) {
   // Each state is gathered whole (parts of sharded ones come from the
   // ranks holding them), keyed by parameter name, so the checkpoint is the
@@ -916,8 +940,7 @@ OptimizerFront::Checkpoint OptimizerFront::gatherState(bool everyRank) {
           static_cast<size_t>(p.heldRows[s] * p.heldCols[s]));
       executor_->readState(i, s, held.data());
       Tensor whole = Tensor::zeros(DType::F32, storedStateShape(i, s));
-      gather.allGather(held.data(), whole.bytes.data(), counts, DType::F32)
-          ->wait();
+      gatherOnHost(gather, held, counts, whole.bytes.data());
       if (keeps)
         tensors.emplace("state/" + p.name + "/" + rule.states[s],
                         std::move(whole));

@@ -234,6 +234,13 @@ private:
   static std::vector<double> defaultHypers(const RuleSpec &rule);
 
   OptimizerSpec spec_;
+  // The communicators before the executor, which is destroyed first: its
+  // CUDA graph holds the communicators' collectives, and NCCL waits in
+  // ncclCommDestroy until no graph holds them.
+  std::unique_ptr<Communicator> communicator_;
+  /// With shard groups: this rank's group, and the ranks of its position
+  /// across the groups (splits of communicator_).
+  std::unique_ptr<Communicator> groupCommunicator_, crossCommunicator_;
   std::unique_ptr<Executor> executor_;
   std::deque<std::string> addedNames_; ///< names of groups from addGroup()
   /// "group/hyper" of hyperparameters without a value yet.
@@ -241,10 +248,6 @@ private:
   /// In registration order until finalize(), then in the schedule's.
   std::vector<Param> params_;
   std::vector<std::vector<double>> hypers_; ///< per group, flattened
-  std::unique_ptr<Communicator> communicator_;
-  /// With shard groups: this rank's group, and the ranks of its position
-  /// across the groups (splits of communicator_).
-  std::unique_ptr<Communicator> groupCommunicator_, crossCommunicator_;
   StepSchedule schedule_;
   bool finalized_ = false;
   NonFinitePolicy onNonFinite_ = NonFinitePolicy::Propagate;
