@@ -17,6 +17,9 @@
 #include "optgen/runtime/CudaCheck.h"
 #include "optgen/runtime/CudaInProcessCommunicator.h"
 #include "optgen/runtime/CudaOptimizer.h"
+#if OPTGEN_TEST_NCCL
+#include "optgen/runtime/NcclCommunicator.h"
+#endif
 #include "optgen/runtime/Error.h"
 #include "optgen/runtime/Optimizer.h"
 #include "optgen/runtime/Safetensors.h"
@@ -644,17 +647,34 @@ TEST(CudaExecutorTest, TheDistributedStepNeedsADeviceCommunicator) {
             "not: this communicator works on the host: it takes no stream");
 }
 
-/// The distributed CUDA step (small, flat and owned units) on N in-process
-/// ranks, threads on one GPU, against the host executor's step on one
-/// rank: the same bits. Each rank's gradients differ from the lone one's
-/// by multiples of 1/16 that cancel over the ranks, on gradients that are
-/// multiples of 1/8, so that every sum is exact, in bf16 too.
-class CudaDistributedStep : public testing::TestWithParam<std::tuple<DType, int>> {
-};
+/// How the ranks of a distributed test communicate: in-process ranks on
+/// one GPU, or NCCL with a GPU per rank.
+enum class RankKind { InProcess, Nccl };
+
+/// The distributed CUDA step (small, flat and owned units) on N ranks,
+/// threads of this process, each step a CUDA graph (the default), against
+/// the host executor's step on one rank: the same bits, the same
+/// checkpoint (saved at N ranks, gathered whole), the same bits again after
+/// a step from that checkpoint loaded at N ranks; then the optimizers are
+/// destroyed, their graphs holding the communicators' collectives. Each
+/// rank's gradients differ from the lone one's by multiples of 1/16 that
+/// cancel over the ranks, on gradients that are multiples of 1/8, so that
+/// every sum is exact, in bf16 too.
+class CudaDistributedStep
+    : public testing::TestWithParam<std::tuple<DType, int, RankKind>> {};
 
 TEST_P(CudaDistributedStep, EndsWithOneRanksBits) {
   SKIP_WITHOUT_CUDA_DEVICE();
-  auto [dtype, size] = GetParam();
+  auto [dtype, size, kind] = GetParam();
+#if !OPTGEN_TEST_NCCL
+  if (kind == RankKind::Nccl)
+    GTEST_SKIP() << "built without NCCL";
+#endif
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  if (kind == RankKind::Nccl && devices < size)
+    GTEST_SKIP() << "NCCL puts a rank on a GPU: " << size << " ranks, "
+                 << devices << " GPUs";
   auto gradients = [&](Model &model, int step, float offset) {
     model.setGradients([&](size_t t, int64_t i) {
       return static_cast<float>((i * 5 + static_cast<int64_t>(t) * 3 + step) %
@@ -666,30 +686,50 @@ TEST_P(CudaDistributedStep, EndsWithOneRanksBits) {
   OptimizerSpec distributed = momentumSpec(true);
   distributed.distribution = Distribution::Zero2;
   distributed.smallNumel = 16;
+  std::string name = testing::UnitTest::GetInstance()->current_test_info()->name();
+  for (char &c : name)
+    if (c == '/')
+      c = '_';
+  std::string saved = testing::TempDir() + "/" + name + ".host.safetensors";
+  std::string savedAtN = testing::TempDir() + "/" + name + ".ranks.safetensors";
 
+  constexpr int kSteps = 3;
   Model alone(dtype);
   Optimizer reference(momentumSpec(false));
   for (size_t t = 0; t < alone.names.size(); ++t)
     reference.addParameter(alone.names[t], alone.view(alone.params[t], t),
                            alone.view(alone.grads[t], t));
   reference.finalize();
-  constexpr int kSteps = 3;
   for (int s = 0; s < kSteps; ++s) {
     gradients(alone, s, 0.0f);
     reference.step();
   }
+  reference.saveState(saved);
 
+  auto deviceOf = [&](int r) { return kind == RankKind::Nccl ? r : 0; };
   std::vector<Model> models(size, Model(dtype));
   std::vector<std::vector<std::unique_ptr<DeviceBytes>>> params(size),
       grads(size);
-  std::vector<std::unique_ptr<Communicator>> communicators =
-      makeCudaInProcessCommunicators(size);
+  std::vector<std::unique_ptr<Communicator>> communicators;
+  if (kind == RankKind::InProcess)
+    communicators = makeCudaInProcessCommunicators(size);
+#if OPTGEN_TEST_NCCL
+  NcclId id = makeNcclId();
+#endif
+  // Each rank steps on a stream of its own: on the default stream, one
+  // rank's synchronous copy would wait for another's step (the legacy
+  // stream of their one device), which waits for that rank's collective.
+  std::vector<cudaStream_t> streams(size);
   std::vector<std::unique_ptr<CudaOptimizer>> optimizers;
   for (int r = 0; r < size; ++r) {
+    ASSERT_EQ(cudaSetDevice(deviceOf(r)), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking),
+              cudaSuccess);
     optimizers.push_back(std::make_unique<CudaOptimizer>(distributed));
     CudaOptimizer &opt = *optimizers.back();
-    opt.setCommunicator(std::move(communicators[r]));
-    opt.setGraphs(false); // the ranks meet on the host at every step
+    opt.setStream(streams[r]);
+    if (kind == RankKind::InProcess)
+      opt.setCommunicator(std::move(communicators[r]));
     Model &model = models[r];
     for (size_t t = 0; t < model.names.size(); ++t) {
       params[r].push_back(std::make_unique<DeviceBytes>(model.params[t]));
@@ -700,52 +740,103 @@ TEST_P(CudaDistributedStep, EndsWithOneRanksBits) {
           {grads[r][t]->data, dtype, model.shapes[t], Device::Cuda});
     }
   }
-  std::vector<std::string> errors(size), units(size);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        optimizers[r]->finalize();
-        for (const StepUnit &unit : optimizers[r]->schedule().units)
-          units[r] += std::string(unitKindName(unit.kind)) + " ";
-        for (int s = 0; s < kSteps; ++s) {
-          float offset = (static_cast<float>(r) -
-                          static_cast<float>(size - 1) / 2.0f) /
-                         16.0f;
-          gradients(models[r], s, offset);
-          for (size_t t = 0; t < grads[r].size(); ++t)
-            grads[r][t]->upload(models[r].grads[t]);
-          optimizers[r]->step();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  auto offsetOf = [&](int r) {
+    return (static_cast<float>(r) - static_cast<float>(size - 1) / 2.0f) /
+           16.0f;
+  };
+  // Every rank, on a thread of its own with its device current.
+  auto onRanks = [&](const std::function<void(int)> &body) {
+    std::vector<std::string> errors(size);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < size; ++r)
+      threads.emplace_back([&, r] {
+        try {
+          OPTGEN_CUDA_CHECK(cudaSetDevice(deviceOf(r)), "the rank's device");
+          body(r);
+        } catch (const std::exception &error) {
+          errors[r] = error.what();
         }
-        OPTGEN_CUDA_CHECK(cudaDeviceSynchronize(), "the ranks' steps");
-      } catch (const std::exception &error) {
-        errors[r] = error.what();
+      });
+    for (std::thread &thread : threads)
+      thread.join();
+    for (int r = 0; r < size; ++r)
+      EXPECT_EQ(errors[r], "") << "rank " << r;
+  };
+  auto step = [&](int r, int s) {
+    gradients(models[r], s, offsetOf(r));
+    for (size_t t = 0; t < grads[r].size(); ++t)
+      grads[r][t]->upload(models[r].grads[t], streams[r]);
+    optimizers[r]->step();
+  };
+  auto expectReferenceBits = [&](const char *when) {
+    for (int r = 0; r < size; ++r)
+      for (size_t t = 0; t < alone.names.size(); ++t) {
+        ASSERT_EQ(cudaSetDevice(deviceOf(r)), cudaSuccess);
+        EXPECT_EQ(params[r][t]->download(), alone.params[t])
+            << "parameter " << alone.names[t] << " on rank " << r << " of "
+            << size << ", " << when;
       }
-    });
-  for (std::thread &thread : threads)
-    thread.join();
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  };
+
+  std::vector<std::string> units(size);
+  std::vector<int64_t> captures(size);
+  onRanks([&](int r) {
+#if OPTGEN_TEST_NCCL
+    if (kind == RankKind::Nccl)
+      optimizers[r]->setCommunicator(makeNcclCommunicator(id, r, size));
+#endif
+    optimizers[r]->finalize();
+    for (const StepUnit &unit : optimizers[r]->schedule().units)
+      units[r] += std::string(unitKindName(unit.kind)) + " ";
+    for (int s = 0; s < kSteps; ++s)
+      step(r, s);
+    optimizers[r]->saveState(savedAtN);
+    OPTGEN_CUDA_CHECK(cudaStreamSynchronize(streams[r]), "the ranks' steps");
+    captures[r] = optimizers[r]->captures();
+  });
   for (int r = 0; r < size; ++r) {
-    EXPECT_EQ(errors[r], "") << "rank " << r;
     if (size > 1) {
       EXPECT_NE(units[r].find("small"), std::string::npos) << units[r];
       EXPECT_NE(units[r].find("flat"), std::string::npos) << units[r];
       EXPECT_NE(units[r].find("owned"), std::string::npos) << units[r];
     }
-    for (size_t t = 0; t < alone.names.size(); ++t)
-      EXPECT_EQ(params[r][t]->download(), alone.params[t])
-          << "parameter " << alone.names[t] << " on rank " << r << " of "
-          << size;
+    EXPECT_EQ(captures[r], 1) << "rank " << r << ": the first step captured, "
+                                 "the others replayed";
   }
-  optimizers.clear(); // before the memory they step
+  expectReferenceBits("after the steps");
+  expectSameCheckpoints(saved, savedAtN);
+
+  // One more step, from the reference's checkpoint loaded at N ranks.
+  gradients(alone, kSteps, 0.0f);
+  reference.step();
+  onRanks([&](int r) {
+    optimizers[r]->loadState(saved);
+    step(r, kSteps);
+    OPTGEN_CUDA_CHECK(cudaStreamSynchronize(streams[r]), "the ranks' steps");
+  });
+  expectReferenceBits("after a step from the loaded checkpoint");
+
+  // Each rank's optimizer goes before the memory it steps, its graph
+  // before its communicator.
+  onRanks([&](int r) {
+    optimizers[r].reset();
+    OPTGEN_CUDA_CHECK(cudaStreamDestroy(streams[r]), "the rank's stream");
+  });
+  std::remove(saved.c_str());
+  std::remove(savedAtN.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Ranks, CudaDistributedStep,
     testing::Combine(testing::Values(DType::F32, DType::BF16),
-                     testing::Values(1, 2, 3, 4)),
-    [](const testing::TestParamInfo<std::tuple<DType, int>> &info) {
+                     testing::Values(1, 2, 3, 4),
+                     testing::Values(RankKind::InProcess, RankKind::Nccl)),
+    [](const testing::TestParamInfo<std::tuple<DType, int, RankKind>> &info) {
       return std::string(dtypeName(std::get<0>(info.param))) + "N" +
-             std::to_string(std::get<1>(info.param));
+             std::to_string(std::get<1>(info.param)) +
+             (std::get<2>(info.param) == RankKind::Nccl ? "Nccl" : "InProcess");
     });
 
 TEST(CudaExecutorTest, AMatrixRuleStepsMembersOfOneShape) {

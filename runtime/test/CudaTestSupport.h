@@ -60,6 +60,12 @@ struct DeviceBytes {
         cudaMemcpy(data, bytes.data(), size, cudaMemcpyHostToDevice), "test");
     OPTGEN_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy), "test");
   }
+  /// On `stream`, before the work enqueued there after it.
+  void upload(const std::vector<unsigned char> &bytes, cudaStream_t stream) {
+    OPTGEN_CUDA_CHECK(cudaMemcpyAsync(data, bytes.data(), size,
+                                      cudaMemcpyHostToDevice, stream),
+                      "test");
+  }
   std::vector<unsigned char> download() const {
     std::vector<unsigned char> bytes(size);
     OPTGEN_CUDA_CHECK(

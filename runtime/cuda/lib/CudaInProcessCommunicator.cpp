@@ -2,6 +2,7 @@
 
 #include "optgen/runtime/CudaInProcessCommunicator.h"
 
+#include "RankBarrier.h"
 #include "RankMeanKernel.h"
 #include "optgen/runtime/CudaCheck.h"
 #include "optgen/runtime/Error.h"
@@ -16,35 +17,44 @@ namespace optgen::runtime {
 
 namespace {
 
-/// What a rank's communicator shares with the others at each meeting.
-struct Events {
-  /// On its compute stream: the collective's inputs are ready.
-  cudaEvent_t ready = nullptr;
-  /// On its communication stream: it has read every rank's input.
-  cudaEvent_t read = nullptr;
+/// What the ranks share on the device: the barrier they meet at, and each
+/// rank's count of barriers passed; freed with the last communicator.
+struct DeviceMeeting {
+  RankBarrierState *barrier = nullptr;
+  unsigned *passed = nullptr; ///< per rank
+  explicit DeviceMeeting(int size) {
+    const char *context = "setting up the in-process CUDA communicators";
+    size_t bytes = sizeof(RankBarrierState) + size * sizeof(unsigned);
+    OPTGEN_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&barrier), bytes),
+                      context);
+    passed = reinterpret_cast<unsigned *>(barrier + 1);
+    // Zeroed before any rank's stream can meet at the barrier.
+    OPTGEN_CUDA_CHECK(cudaMemset(barrier, 0, bytes), context);
+    OPTGEN_CUDA_CHECK(cudaDeviceSynchronize(), context);
+  }
+  ~DeviceMeeting() { cudaFree(barrier); }
+  DeviceMeeting(const DeviceMeeting &) = delete;
+  DeviceMeeting &operator=(const DeviceMeeting &) = delete;
 };
 
 class CudaInProcessCommunicator final : public Communicator {
 public:
-  CudaInProcessCommunicator(std::shared_ptr<Rendezvous> rendezvous, int rank)
-      : rendezvous_(std::move(rendezvous)), rank_(rank) {
+  CudaInProcessCommunicator(std::shared_ptr<Rendezvous> rendezvous,
+                            std::shared_ptr<DeviceMeeting> meeting, int rank)
+      : rendezvous_(std::move(rendezvous)), meeting_(std::move(meeting)),
+        rank_(rank) {
     const char *context = "setting up an in-process CUDA communicator";
     OPTGEN_CUDA_CHECK(
         cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), context);
-    OPTGEN_CUDA_CHECK(
-        cudaEventCreateWithFlags(&events_.ready, cudaEventDisableTiming),
-        context);
-    OPTGEN_CUDA_CHECK(
-        cudaEventCreateWithFlags(&events_.read, cudaEventDisableTiming),
-        context);
+    OPTGEN_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming),
+                      context);
   }
   ~CudaInProcessCommunicator() override {
     rendezvous_->breakOff(rank_);
     cudaStreamSynchronize(stream_);
-    if (scratch_)
-      cudaFree(scratch_);
-    cudaEventDestroy(events_.ready);
-    cudaEventDestroy(events_.read);
+    for (void *scratch : scratch_)
+      cudaFree(scratch);
+    cudaEventDestroy(ready_);
     cudaStreamDestroy(stream_);
   }
 
@@ -58,11 +68,22 @@ public:
     checkCollectiveDType(dtype, "all-reduce");
     if (count < 0)
       throw Error("all-reduce of " + std::to_string(count) + " elements");
-    return collective({"all-reduce", data, data, {count}, dtype, &events_},
-                      count, [&](const RankSources &sources) {
-                        return launchRankMean(sources, size(), 0, count, dtype,
-                                              scratch_, stream_);
-                      });
+    // In place: the mean goes to scratch until every rank has read.
+    size_t bytes = static_cast<size_t>(count) * dtypeSize(dtype);
+    std::string what = describe("all-reduce");
+    void *scratch = this->scratch(bytes, what);
+    return collective(
+        {"all-reduce", data, data, {count}, dtype, nullptr}, what,
+        [&](const RankSources &sources) {
+          return launchRankMean(sources, size(), 0, count, dtype, scratch,
+                                stream_);
+        },
+        [&]() -> cudaError_t {
+          if (!bytes)
+            return cudaSuccess;
+          return cudaMemcpyAsync(data, scratch, bytes, cudaMemcpyDeviceToDevice,
+                                 stream_);
+        });
   }
 
   RequestPtr reduceScatterMean(const void *send, void *recv,
@@ -72,12 +93,15 @@ public:
     checkCollectiveCounts(counts, size(), "reduce-scatter");
     int64_t offset = std::accumulate(counts.begin(), counts.begin() + rank_,
                                      int64_t{0});
-    return collective({"reduce-scatter", send, recv, counts, dtype, &events_},
-                      counts[rank_], [&](const RankSources &sources) {
-                        return launchRankMean(sources, size(), offset,
-                                              counts[rank_], dtype, scratch_,
-                                              stream_);
-                      });
+    // Into recv at once: no other rank reads it.
+    return collective(
+        {"reduce-scatter", send, recv, counts, dtype, nullptr},
+        describe("reduce-scatter"),
+        [&](const RankSources &sources) {
+          return launchRankMean(sources, size(), offset, counts[rank_], dtype,
+                                recv, stream_);
+        },
+        [] { return cudaSuccess; });
   }
 
   RequestPtr allGather(const void *send, void *recv,
@@ -85,25 +109,26 @@ public:
                        DType dtype) override {
     checkCollectiveDType(dtype, "all-gather");
     checkCollectiveCounts(counts, size(), "all-gather");
-    int64_t total = std::accumulate(counts.begin(), counts.end(), int64_t{0});
     size_t bytes = dtypeSize(dtype);
     return collective(
-        {"all-gather", send, recv, counts, dtype, &events_}, total,
+        {"all-gather", send, recv, counts, dtype, nullptr},
+        describe("all-gather"),
         [&](const RankSources &sources) {
           size_t at = 0;
           for (int r = 0; r < size(); ++r) {
             size_t part = static_cast<size_t>(counts[r]) * bytes;
             if (part) {
               cudaError_t result = cudaMemcpyAsync(
-                  static_cast<unsigned char *>(scratch_) + at, sources.at[r],
-                  part, cudaMemcpyDeviceToDevice, stream_);
+                  static_cast<unsigned char *>(recv) + at, sources.at[r], part,
+                  cudaMemcpyDeviceToDevice, stream_);
               if (result != cudaSuccess)
                 return result;
             }
             at += part;
           }
           return cudaSuccess;
-        });
+        },
+        [] { return cudaSuccess; });
   }
 
   // On the host, as the interface says.
@@ -115,60 +140,69 @@ public:
   }
 
 private:
+  std::string describe(const char *kind) const {
+    return std::string(kind) + " on in-process rank " + std::to_string(rank_);
+  }
 
-  /// Meets the other ranks with `post`, computes this rank's `outCount`
-  /// elements into scratch with `compute` (reading every rank's input),
-  /// and, once every rank has read, writes them to post.recv.
-  template <typename Compute>
-  RequestPtr collective(Rendezvous::Post post, int64_t outCount,
-                        const Compute &compute) {
-    std::string what = std::string(post.kind) + " on in-process rank " +
-                       std::to_string(rank_);
-    void *recv = post.recv;
-    size_t outBytes = static_cast<size_t>(outCount) * dtypeSize(post.dtype);
-    OPTGEN_CUDA_CHECK(cudaEventRecord(events_.ready, compute_), what);
+  /// The ranks meet on the host, when the collective is enqueued (or
+  /// captured), to learn each other's buffers and agree on the collective;
+  /// on the device, when it runs (each time a graph holding it replays):
+  /// a barrier once every rank's inputs are ready, `compute` reading them
+  /// (this rank's part of the result, in recv or scratch), a barrier once
+  /// every rank has read, then `finish` (scratch into recv).
+  template <typename Compute, typename Finish>
+  RequestPtr collective(Rendezvous::Post post, const std::string &what,
+                        const Compute &compute, const Finish &finish) {
     const std::vector<Rendezvous::Post> &posts =
         rendezvous_->meet(rank_, std::move(post));
     // Copied now: after leave() a rank may post its next collective.
     RankSources sources{};
-    std::vector<Events *> others;
-    for (int r = 0; r < size(); ++r) {
+    for (int r = 0; r < size(); ++r)
       sources.at[r] = posts[r].send;
-      others.push_back(static_cast<Events *>(posts[r].extra));
-    }
-    for (Events *events : others)
-      OPTGEN_CUDA_CHECK(cudaStreamWaitEvent(stream_, events->ready, 0), what);
-    reserve(outBytes, what);
-    checkCuda(compute(sources), "the collective's copy or kernel", what);
-    OPTGEN_CUDA_CHECK(cudaEventRecord(events_.read, stream_), what);
     rendezvous_->leave(rank_);
-    for (Events *events : others)
-      OPTGEN_CUDA_CHECK(cudaStreamWaitEvent(stream_, events->read, 0), what);
-    if (outBytes)
-      OPTGEN_CUDA_CHECK(cudaMemcpyAsync(recv, scratch_, outBytes,
-                                        cudaMemcpyDeviceToDevice, stream_),
-                        what);
+    OPTGEN_CUDA_CHECK(cudaEventRecord(ready_, compute_), what);
+    OPTGEN_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready_, 0), what);
+    meetOnDevice(what);
+    checkCuda(compute(sources), "the collective's copy or kernel", what);
+    meetOnDevice(what);
+    checkCuda(finish(), "the collective's result", what);
     return recordStreamRequest(stream_, compute_, what);
   }
 
-  /// Scratch of at least `bytes`, once what used the old one is done.
-  void reserve(size_t bytes, const std::string &what) {
-    if (bytes <= scratchBytes_)
-      return;
-    OPTGEN_CUDA_CHECK(cudaStreamSynchronize(stream_), what);
-    if (scratch_)
-      cudaFree(scratch_);
-    scratch_ = nullptr;
-    scratchBytes_ = 0;
-    OPTGEN_CUDA_CHECK(cudaMalloc(&scratch_, bytes), what);
+  void meetOnDevice(const std::string &what) {
+    checkCuda(launchRankBarrier(meeting_->barrier, meeting_->passed + rank_,
+                                size(), stream_),
+              "the ranks' barrier", what);
+  }
+
+  /// Device memory of at least `bytes` for one collective's result. Kept
+  /// until the communicator goes, never reused for a larger one: a CUDA
+  /// graph holding a collective keeps using its scratch. Allocated as the
+  /// collective is enqueued, which may be during the caller's capture: in
+  /// relaxed mode, where the allocation is not part of the graph.
+  void *scratch(size_t bytes, const std::string &what) {
+    if (bytes == 0)
+      return nullptr;
+    if (bytes <= scratchBytes_ && !scratch_.empty())
+      return scratch_.back();
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    OPTGEN_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode), what);
+    void *made = nullptr;
+    cudaError_t result = cudaMalloc(&made, bytes);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    checkCuda(result, "cudaMalloc", what + ": its scratch");
+    scratch_.push_back(made);
     scratchBytes_ = bytes;
+    return made;
   }
 
   std::shared_ptr<Rendezvous> rendezvous_;
+  std::shared_ptr<DeviceMeeting> meeting_;
   int rank_;
   cudaStream_t stream_ = nullptr, compute_ = nullptr;
-  Events events_;
-  void *scratch_ = nullptr;
+  /// On the compute stream: the collective's inputs are ready.
+  cudaEvent_t ready_ = nullptr;
+  std::vector<void *> scratch_;
   size_t scratchBytes_ = 0;
 };
 
@@ -180,10 +214,11 @@ makeCudaInProcessCommunicators(int size, std::chrono::milliseconds patience) {
     throw Error("in-process CUDA communicators of " + std::to_string(size) +
                 " ranks: 1 to " + std::to_string(kMaxInProcessRanks));
   auto rendezvous = std::make_shared<Rendezvous>(size, patience);
+  auto meeting = std::make_shared<DeviceMeeting>(size);
   std::vector<std::unique_ptr<Communicator>> communicators;
   for (int r = 0; r < size; ++r)
     communicators.push_back(
-        std::make_unique<CudaInProcessCommunicator>(rendezvous, r));
+        std::make_unique<CudaInProcessCommunicator>(rendezvous, meeting, r));
   return communicators;
 }
 

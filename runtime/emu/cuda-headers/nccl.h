@@ -14,9 +14,10 @@
 // fail the collective on every rank, as ncclCommGetAsyncError then says,
 // where a GPU would hang or compute garbage. Sums run in rank order, a
 // bf16 or f16 sum rounding after each addition (NCCL's order is its own:
-// results agree to rounding). ncclCommDestroy and ncclCommAbort refuse a
-// communicator that a live CUDA graph executable holds a collective of,
-// where NCCL (2.26 and later) waits for those graphs: a hang.
+// results agree to rounding). ncclCommDestroy and ncclCommAbort wait, as
+// NCCL (2.26 and later) does, while a live CUDA graph executable holds a
+// collective of the communicator; where NCCL would hang, the emulator ends
+// the process after the timeout, saying why.
 //
 //===----------------------------------------------------------------------===//
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <unistd.h>
 
 namespace optgen::emu {
@@ -532,18 +533,26 @@ ncclResult_t collective(Call call, ncclComm_t handle, cudaStream_t stream) {
   });
 }
 
-/// Fails when a live graph executable holds a collective of `comm`.
-void checkNoGraphs(ncclComm &comm, const char *call) {
-  int graphs = execsReferencing(device(comm.device), &comm);
-  if (graphs > 0) {
-    std::string message =
-        std::string(call) + " of rank " + std::to_string(comm.rank) +
-        "'s communicator while " + std::to_string(graphs) +
-        " CUDA graph executable(s) hold collectives of it: NCCL (2.26 and "
-        "later) waits there until those graphs are destroyed, which hangs a "
-        "program that destroys them afterwards (destroy the graphs first)";
-    report(message);
-    ncclFail(ncclInvalidUsage, message);
+/// Waits, as NCCL (2.26 and later) does, until no live graph executable
+/// holds a collective of `comm` (another thread may destroy them); after
+/// the patience, ends the process with the message: a program that
+/// destroys those graphs only afterwards hangs there on a GPU.
+void waitForNoGraphs(ncclComm &comm, const char *call) {
+  auto deadline = std::chrono::steady_clock::now() + patience();
+  int graphs = 0;
+  while ((graphs = execsReferencing(device(comm.device), &comm)) > 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      report(std::string(call) + " of rank " + std::to_string(comm.rank) +
+             "'s communicator while " + std::to_string(graphs) +
+             " CUDA graph executable(s) hold collectives of it: NCCL (2.26 "
+             "and later) waits there until those graphs are destroyed, a "
+             "hang when they are destroyed afterwards (destroy the graphs "
+             "first); ending the process after " +
+             std::to_string(patience().count() / 1000) +
+             " s (OPTGEN_EMU_NCCL_TIMEOUT)");
+      std::abort();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
 
@@ -683,7 +692,7 @@ ncclResult_t ncclCommInitRank(ncclComm_t *result, int nranks, ncclUniqueId id,
 ncclResult_t ncclCommDestroy(ncclComm_t handle) {
   return ncclApi(handle, [&] {
     ncclComm &comm = commOf(handle, "ncclCommDestroy");
-    checkNoGraphs(comm, "ncclCommDestroy");
+    waitForNoGraphs(comm, "ncclCommDestroy");
     // Finalizing flushes what was issued: the collectives already enqueued
     // run first (each meets the other ranks', or fails).
     std::unique_lock<std::mutex> lock(comm.mutex);
@@ -699,7 +708,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t handle) {
 ncclResult_t ncclCommAbort(ncclComm_t handle) {
   return ncclApi(handle, [&] {
     ncclComm &comm = commOf(handle, "ncclCommAbort");
-    checkNoGraphs(comm, "ncclCommAbort");
+    waitForNoGraphs(comm, "ncclCommAbort");
     comm.aborted.store(true);
     comm.destroyed.store(true);
     std::lock_guard<std::mutex> notify(comm.clique->mutex);

@@ -170,8 +170,13 @@ public:
     OPTGEN_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&device), total),
                       what);
     try {
-      // All on the communicator's stream (a copy on the legacy default
-      // stream would not be ordered with the all-gather).
+      // After what the compute stream has queued (a step's graph, whose
+      // collectives must come first on every rank: NCCL runs one
+      // communicator's collectives in the order each rank issues them),
+      // then all on the communicator's stream (a copy on the legacy
+      // default stream would not be ordered with the all-gather).
+      if (compute_)
+        begin(what);
       OPTGEN_CUDA_CHECK(cudaMemcpyAsync(device + bytes * rank_, send, bytes,
                                         cudaMemcpyHostToDevice, stream_),
                         what);

@@ -4,17 +4,16 @@
 // N ranks as threads of one process on one GPU, each with its own compute
 // stream and a communication stream of its communicator's, so that the
 // distributed CUDA step runs at N > 1 where NCCL cannot (it puts one rank
-// on a GPU). Ranks meet on the host (Rendezvous) to exchange their buffers
-// and events; the data moves on the device: each rank's communication
-// stream waits for every rank's compute stream to reach the collective,
-// computes its result from the others' memory (the mean in rank order,
-// RankMean.h) into scratch of its own, waits until every rank has read,
-// and writes its output; wait() makes the compute stream wait for that.
-// The host waits for the other ranks to arrive, never for the device.
-//
-// Collectives meet on the host at every step, which a replayed CUDA graph
-// would skip: steps over these communicators run without graphs
-// (CudaOptimizer::setGraphs(false)). At most kMaxInProcessRanks ranks.
+// on a GPU). The ranks meet twice for each collective: on the host when it
+// is enqueued (or captured into a CUDA graph), to exchange their buffers'
+// addresses and check that they call the same collective; and on the
+// device each time it runs, at a barrier in device memory that every
+// rank's communication stream reaches once its inputs are ready, and again
+// once every rank has read them, before any rank writes an output others
+// might still read (the mean in rank order, RankMean.h). So a step
+// captured as a CUDA graph, the default, replays its collectives with the
+// ranks meeting on the device alone. The host waits for the other ranks
+// to enqueue, never for the device. At most kMaxInProcessRanks ranks.
 //
 //===----------------------------------------------------------------------===//
 
