@@ -19,10 +19,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace optgen::runtime;
@@ -167,6 +170,56 @@ TEST(NcclCommunicatorTest, CollectivesReplayFromACudaGraph) {
     EXPECT_EQ(recv.download(), bytesOf(*data));
   }
   cudaGraphExecDestroy(exec);
+}
+
+/// Two ranks, each on a GPU of its own (a thread each), with NCCL
+/// communicators: `body(rank, communicator)` on each; returns their errors.
+std::vector<std::string> onTwoGpus(
+    const std::function<void(int, std::unique_ptr<Communicator> &)> &body) {
+  NcclId id = makeNcclId();
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        OPTGEN_CUDA_CHECK(cudaSetDevice(r), "the rank's GPU");
+        std::unique_ptr<Communicator> communicator =
+            makeNcclCommunicator(id, r, 2);
+        body(r, communicator);
+      } catch (const std::exception &error) {
+        errors[r] = error.what();
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  return errors;
+}
+
+/// A collective whose peer is gone (its communicator destroyed) fails on
+/// the device after its call returned: the host's wait for it says so,
+/// from ncclCommGetAsyncError, rather than returning what it left (or, on
+/// a GPU, waiting forever).
+TEST(NcclCommunicatorTest, AHostWaitReportsACollectiveThatFailed) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  if (devices < 2)
+    GTEST_SKIP() << "two ranks need two GPUs";
+  std::vector<std::string> errors =
+      onTwoGpus([](int rank, std::unique_ptr<Communicator> &communicator) {
+        if (rank == 1) {
+          communicator.reset();
+          return;
+        }
+        // After rank 1 has gone.
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        uint32_t mine = 7, all[2] = {};
+        communicator->allGatherBytes(&mine, sizeof mine, all);
+      });
+  EXPECT_NE(errors[0].find("a NCCL collective failed on rank 0"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_EQ(errors[1], "");
 }
 
 TEST(NcclCommunicatorTest, CountsThatDoNotFitTheWorldAreErrors) {

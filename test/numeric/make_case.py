@@ -5,7 +5,9 @@
                  [--group RULE NAME[,NAME...] [KEY=VALUE ...]] ...
                  [--spec SPEC [--optgen OPTGEN] [-D NAME=VALUE ...]]
 
-Parameters and gradients are drawn from a normal distribution (gradients
+NAME*N=SHAPE stands for N parameters of SHAPE, NAME0 to NAME{N-1} (a unit
+of more members than a launch's grid has rows). Parameters and gradients
+are drawn from a normal distribution (gradients
 scaled by --grad-scale), one gradient per step. Without --group or --spec
 the case has no groups, so the spec's own groups bind the parameters by
 name, with their hyperparameters.
@@ -109,7 +111,8 @@ def main():
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out")
-    parser.add_argument("params", nargs="+", help="NAME=D0xD1x... (shape)")
+    parser.add_argument("params", nargs="+",
+                        help="NAME=D0xD1x... (shape), or NAME*N=SHAPE")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--grad-scale", type=float, default=0.1)
@@ -124,6 +127,16 @@ def main():
     args = parser.parse_args()
     if args.group and args.spec:
         parser.error("give --group or --spec, not both")
+
+    expanded = []
+    for spec in args.params:
+        name, shape_text = spec.split("=")
+        if "*" in name:
+            prefix, count = name.split("*")
+            expanded += [f"{prefix}{i}={shape_text}" for i in range(int(count))]
+        else:
+            expanded.append(spec)
+    args.params = expanded
 
     rng = random.Random(args.seed)
     tensors = {}

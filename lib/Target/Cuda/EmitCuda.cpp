@@ -6,7 +6,8 @@
 // part, shared (EmitCpu.h); this file prints what runs on the GPU: each rule
 // as one `launch_RULE(const DeviceCall &)` that enqueues, on the caller's
 // stream, the launches of each `optgen.kernel`, every launch covering every
-// parameter of the call at once (blockIdx.y is the member).
+// parameter of the call at once (the grid's y and z index the members:
+// DeviceCall.h's memberGrid).
 //
 // Scalar math outside kernels (hyperparameters, step counts, bias
 // corrections, values derived from reductions) reads device memory, so that
@@ -56,6 +57,15 @@ constexpr int kVectorWidth = 4;
 constexpr int kMaxBlocksPerMember = 1024;
 
 bool isTensor(Value v) { return isa<SymbolicTensorType>(v.getType()); }
+
+/// A kernel's first statement: the member its block steps (memberGrid puts
+/// members beyond gridDim.y's limit in z), and the end of a block of the
+/// last slab of members that has none.
+void printMember(raw_ostream &os) {
+  os << "const int member = static_cast<int>(blockIdx.z * gridDim.y + "
+        "blockIdx.y);\n";
+  os << "  if (member >= call.members)\n    return;\n";
+}
 
 /// The error for IR this printer does not print yet, at `op`.
 InFlightDiagnostic unsupported(Operation *op, const Twine &what) {
@@ -685,7 +695,7 @@ LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
   BodyPrinter p(os, options);
   os << "__global__ void __launch_bounds__(" << kBlockThreads << ") "
      << kernelName << "(const optgen::runtime::DeviceCall call) {\n";
-  p.line() << "const int member = static_cast<int>(blockIdx.y);\n";
+  printMember(p.line());
   p.line() << "const int64_t n = call.numels[member];\n";
   llvm::SmallPtrSet<Operation *, 16> everyOp;
   for (Operation &op : kernel.getBody().front())
@@ -923,7 +933,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
        << ") {\n";
     for (size_t k = 0; k < openInputs.size(); ++k)
       p.line() << "static_cast<void>(rows" << k << ");\n";
-    p.line() << "const int member = static_cast<int>(blockIdx.y);\n";
+    printMember(p.line());
     p.line() << "float *const workspace = call.workspace + member * "
                 "call.workspacePerMember;\n";
     p.line() << "static_cast<void>(workspace);\n";
@@ -1189,7 +1199,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
        << "(const optgen::runtime::DeviceCall call, const " << ident
        << "_slots slots,\n    const int64_t R, const int64_t C" << extentParams
        << ") {\n";
-    os << "  const int member = static_cast<int>(blockIdx.y);\n";
+    printMember(os << "  ");
     os << "  float *const workspace = call.workspace + member * "
           "call.workspacePerMember;\n";
     os << "  static_cast<void>(R);\n  static_cast<void>(C);\n";
@@ -1245,7 +1255,7 @@ void CudaRuleEmitter::emitStoreKernels() {
        << ident << "_store" << index << "(const optgen::runtime::DeviceCall "
        << "call, const " << ident << "_slots slots,\n    const int64_t count) "
        << "{\n";
-    os << "  const int member = static_cast<int>(blockIdx.y);\n";
+    printMember(os << "  ");
     os << "  float *const workspace = call.workspace + member * "
           "call.workspacePerMember;\n";
     os << "  static_cast<void>(workspace);\n";
@@ -1346,8 +1356,10 @@ void CudaRuleEmitter::printLaunches(KernelOp kernel, unsigned indent) {
     line() << "OPTGEN_CUDA_CHECK(cudaGetLastError(), "
            << cppString("launching " + name) << ");\n";
   };
-  std::string rowsGrid = "dim3(static_cast<unsigned>(" + R + "), call.members)";
-  std::string colsGrid = "dim3(static_cast<unsigned>((" + C + " + " +
+  std::string rowsGrid =
+      "optgen::runtime::memberGrid(static_cast<unsigned>(" + R +
+      "), call.members)";
+  std::string colsGrid = "optgen::runtime::memberGrid(static_cast<unsigned>((" + C + " + " +
                          std::to_string(kBlockThreads - 1) + ") / " +
                          std::to_string(kBlockThreads) + "), call.members)";
   // The row and column passes first: each recomputes its slice of the
@@ -1375,11 +1387,11 @@ void CudaRuleEmitter::printLaunches(KernelOp kernel, unsigned indent) {
       launch(plan.name + "_cols", colsGrid);
   }
   if (plan.space)
-    launch(plan.name, plan.partials ? "dim3(" + std::to_string(plan.partials) +
+    launch(plan.name, plan.partials ? "optgen::runtime::memberGrid(" + std::to_string(plan.partials) +
                                           ", call.members)"
                                     : "spaceGrid(" + R + " * " + C + ")");
   if (plan.partials)
-    launch(plan.name + "_finish", "dim3(1, call.members)");
+    launch(plan.name + "_finish", "optgen::runtime::memberGrid(1, call.members)");
 }
 
 void CudaRuleEmitter::emitLaunch() {
@@ -1394,10 +1406,11 @@ void CudaRuleEmitter::emitLaunch() {
   if (elementwise) {
     os << "  const int64_t perBlock = int64_t{" << kBlockThreads << "} * "
        << kVectorWidth << ";\n";
-    os << "  const dim3 grid(static_cast<unsigned>(std::clamp<int64_t>("
+    os << "  const dim3 grid = optgen::runtime::memberGrid("
+          "static_cast<unsigned>(std::clamp<int64_t>("
           "(call.maxNumel + perBlock - 1) / perBlock, 1, "
        << kMaxBlocksPerMember << ")),\n"
-       << "                 static_cast<unsigned>(call.members));\n";
+       << "                                                   call.members);\n";
   } else {
     os << "  " << ident << "_slots slots{};\n";
     if (!workspace.empty())
@@ -1405,11 +1418,11 @@ void CudaRuleEmitter::emitLaunch() {
          << "(call.rows, call.cols, slots.at);\n";
     os << "  // A grid-stride launch over `elements` of every member.\n";
     os << "  auto spaceGrid = [&](int64_t elements) {\n";
-    os << "    return dim3(static_cast<unsigned>(std::clamp<int64_t>("
-          "(elements + "
+    os << "    return optgen::runtime::memberGrid(static_cast<unsigned>("
+          "std::clamp<int64_t>((elements + "
        << kBlockThreads - 1 << ") / " << kBlockThreads << ", 1, "
        << kMaxBlocksPerMember << ")),\n"
-       << "                static_cast<unsigned>(call.members));\n";
+       << "                                       call.members);\n";
     os << "  };\n";
     os << "  static_cast<void>(spaceGrid);\n";
   }
@@ -1723,7 +1736,7 @@ LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
     os << "__global__ void __launch_bounds__(" << kBlockThreads
        << ") globalContribution_blocks(\n    const "
           "optgen::runtime::DeviceGlobals call) {\n";
-    p.line() << "const int member = static_cast<int>(blockIdx.y);\n";
+    printMember(p.line());
     p.line() << "const int64_t n = call.numels[member];\n";
     if (globals->readsParam())
       p.line() << "const float *const param = call.params[member];\n";
@@ -1768,7 +1781,7 @@ LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
   os << "__global__ void __launch_bounds__(" << kBlockThreads
      << ") globalContribution_members(\n    const "
         "optgen::runtime::DeviceGlobals call) {\n";
-  os << "  const int member = static_cast<int>(blockIdx.y);\n";
+  printMember(os << "  ");
   os << "  const float *const scratch = call.scratch + member * " << perMember
      << ";\n";
   for (auto [k, reduce] : llvm::enumerate(partials)) {
@@ -1792,11 +1805,11 @@ LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
         "&call) {\n";
   os << "  if (call.members == 0)\n    return;\n";
   launch("globalContribution_blocks",
-         "dim3(" + std::to_string(kGlobalBlocks) +
-             ", static_cast<unsigned>(call.members))",
+         "optgen::runtime::memberGrid(" + std::to_string(kGlobalBlocks) +
+             ", call.members)",
          kBlockThreads);
   launch("globalContribution_members",
-         "dim3(1, static_cast<unsigned>(call.members))", kBlockThreads);
+         "optgen::runtime::memberGrid(1, call.members)", kBlockThreads);
   os << "}\n\n";
 
   {

@@ -24,6 +24,8 @@ std::unique_ptr<Communicator> Communicator::split(int, int) {
               "shard groups");
 }
 
+std::string Communicator::asyncError() { return {}; }
+
 void Communicator::allGatherBytes(const void *send, size_t bytes,
                                   void *recv) {
   int ranks = size();

@@ -134,11 +134,11 @@ void OptimizerFront::addParameter(const std::string &name, TensorView param,
   // and may have no memory.
   if (param.numel() > 0 && (!param.data || !grad.data))
     throw Error("parameter '" + name + "' has no memory");
-  for (const Param &p : params_)
-    if (p.name == name)
-      throw Error("parameter '" + name + "' is added twice");
+  if (paramAt_.count(name))
+    throw Error("parameter '" + name + "' is added twice");
   if (!group.empty())
     (void)groupIndex(group);
+  paramAt_[name] = params_.size();
   Param p;
   p.name = name;
   p.param = std::move(param);
@@ -182,10 +182,10 @@ size_t OptimizerFront::groupIndex(const std::string &name) const {
 }
 
 size_t OptimizerFront::paramIndex(const std::string &name) const {
-  for (size_t i = 0; i < params_.size(); ++i)
-    if (params_[i].name == name)
-      return i;
-  throw Error("no parameter '" + name + "'");
+  auto found = paramAt_.find(name);
+  if (found == paramAt_.end())
+    throw Error("no parameter '" + name + "'");
+  return found->second;
 }
 
 size_t OptimizerFront::hyperIndex(size_t group, const std::string &name,
@@ -451,6 +451,8 @@ void OptimizerFront::finalizeHere() {
   for (const ScheduleParam &param : schedule.params)
     ordered.push_back(std::move(params_[paramIndex(param.name)]));
   params_ = std::move(ordered);
+  for (size_t i = 0; i < params_.size(); ++i)
+    paramAt_[params_[i].name] = i;
   schedule_ = std::move(schedule);
 
   for (size_t i = 0; i < params_.size(); ++i) {

@@ -2,7 +2,11 @@
 
 #include "optgen/runtime/CudaCheck.h"
 
+#include "optgen/runtime/Communicator.h"
 #include "optgen/runtime/Error.h"
+
+#include <chrono>
+#include <thread>
 
 namespace optgen::runtime {
 
@@ -23,6 +27,28 @@ std::string describeCudaError(cudaError_t result, std::string_view call,
 void throwCudaError(cudaError_t result, std::string_view call,
                     std::string_view context) {
   throw Error(describeCudaError(result, call, context));
+}
+
+void waitForStream(cudaStream_t stream, Communicator *communicator,
+                   const std::string &context) {
+  // Polled, from a few microseconds up to a millisecond between queries.
+  auto pause = std::chrono::microseconds(5);
+  for (;;) {
+    cudaError_t result = cudaStreamQuery(stream);
+    if (result != cudaSuccess && result != cudaErrorNotReady)
+      throwCudaError(result, "cudaStreamQuery", context);
+    // Also once the work is done: what a failed collective left is not
+    // its result.
+    if (communicator) {
+      std::string failed = communicator->asyncError();
+      if (!failed.empty())
+        throw Error(context + ": " + failed);
+    }
+    if (result == cudaSuccess)
+      return;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
 }
 
 } // namespace optgen::runtime

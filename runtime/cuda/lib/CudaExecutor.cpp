@@ -230,6 +230,11 @@ private:
   cudaStream_t streamFor(cudaStream_t stream) const {
     return stream == nullptr || stream == cudaStreamLegacy ? own_ : stream;
   }
+  /// The communicator whose collectives a wait on the step's stream may
+  /// wait for (null on one rank).
+  Communicator *waitsOn() const {
+    return distributed() ? setup_.communicator : nullptr;
+  }
   bool distributed() const {
     return std::any_of(units_.begin(), units_.end(), [](const Unit &unit) {
       return unit.spec->kind != UnitKind::Local;
@@ -319,8 +324,14 @@ CudaExecutorImpl::~CudaExecutorImpl() {
     unit.gather.reset();
   }
   partialsRequest_.reset();
-  if (stream_)
-    cudaStreamSynchronize(stream_); // nothing may run on what is freed
+  // Nothing may run on what is freed; a collective that failed (a dead
+  // peer) ends the wait, as it never completes on a GPU.
+  if (stream_) {
+    try {
+      waitForStream(stream_, waitsOn(), "destroying the CUDA executor");
+    } catch (const Error &) {
+    }
+  }
   dropGraph();
   if (order_)
     cudaEventDestroy(order_);
@@ -1336,7 +1347,7 @@ std::vector<float> CudaExecutorImpl::globalValues() const {
                                     values.size() * sizeof(float),
                                     cudaMemcpyDeviceToHost, stream_),
                     context);
-  OPTGEN_CUDA_CHECK(cudaStreamSynchronize(stream_), context);
+  waitForStream(stream_, waitsOn(), context);
   return values;
 }
 
@@ -1354,7 +1365,7 @@ void CudaExecutorImpl::readState(size_t param, size_t state,
   OPTGEN_CUDA_CHECK(cudaMemcpyAsync(values, stateOf_[param][state], bytes,
                                     cudaMemcpyDeviceToHost, stream_),
                     context);
-  OPTGEN_CUDA_CHECK(cudaStreamSynchronize(stream_), context);
+  waitForStream(stream_, waitsOn(), context);
 }
 
 void CudaExecutorImpl::writeState(size_t param, size_t state,
@@ -1371,7 +1382,7 @@ void CudaExecutorImpl::writeState(size_t param, size_t state,
   OPTGEN_CUDA_CHECK(cudaMemcpyAsync(stateOf_[param][state], values, bytes,
                                     cudaMemcpyHostToDevice, stream_),
                     context);
-  OPTGEN_CUDA_CHECK(cudaStreamSynchronize(stream_), context);
+  waitForStream(stream_, waitsOn(), context);
 }
 
 void CudaExecutorImpl::setStream(cudaStream_t stream) {

@@ -1,18 +1,22 @@
 //===- Memory.cpp - Device and pinned memory of the emulated device -------===//
 //
-// Device memory is a mapping of its own per allocation, never the host's
-// heap, so that no host allocation ever lands where device memory was:
-// - its bytes start as 0xff (a NaN in every float format), as memory
-//   cudaMalloc returns is not zeroed and a read of what nothing wrote
-//   should not pass for a zero;
-// - the allocation ends at a page boundary followed by an inaccessible
-//   page, so that a read or write past its end (beyond its 256-byte
-//   granule) faults at once;
-// - cudaFree makes its pages inaccessible and keeps them reserved for a
-//   while (the most recent kQuarantined allocations), so that a use after
-//   free faults rather than reading memory given to someone else.
-// A fault there is reported (what the address was) before the process
-// ends. Pinned host memory (cudaMallocHost, cudaHostRegister) is the host's
+// Device memory comes from mappings of the emulator's own, never the host's
+// heap, so that no host allocation ever lands where device memory was. Its
+// bytes start as 0xff (a NaN in every float format), as memory cudaMalloc
+// returns is not zeroed and a read of what nothing wrote should not pass
+// for a zero. An allocation of kSlabbed bytes or more is a mapping of its
+// own: it ends at a page boundary followed by an inaccessible page, so
+// that a read or write past its end (beyond its 256-byte granule) faults
+// at once, and cudaFree makes its pages inaccessible and keeps them
+// reserved for a while (the most recent kQuarantined allocations), so that
+// a use after free faults rather than reading memory given to someone
+// else. A fault there is reported (what the address was) before the
+// process ends. Smaller allocations share slabs (a mapping each is two of
+// the kernel's map areas, of which a process has about 65530: a unit of
+// 65536 parameters would not fit): never reused, refilled with 0xff when
+// freed, a slab unmapped once all of its allocations are freed.
+//
+// Pinned host memory (cudaMallocHost, cudaHostRegister) is the host's
 // heap, recorded so that copies know it from pageable memory.
 //
 //===----------------------------------------------------------------------===//
@@ -31,6 +35,8 @@ namespace {
 
 constexpr size_t kGranule = 256;
 constexpr size_t kQuarantined = 4096;
+constexpr size_t kSlabbed = 64 * 1024;
+constexpr size_t kSlabBytes = 64 * 1024 * 1024;
 
 struct Mapping {
   uintptr_t start = 0; ///< of the mapping, guard page included
@@ -44,7 +50,24 @@ struct Registry {
   std::map<uintptr_t, Allocation> allocations;
   std::map<uintptr_t, Mapping> mappings;
   std::deque<uintptr_t> quarantine;
+  /// Slabs by start: their mapping's length and live allocations; the one
+  /// being filled, and where it is filled to.
+  struct Slab {
+    size_t length = 0, live = 0;
+  };
+  std::map<uintptr_t, Slab> slabs;
+  uintptr_t filling = 0, filled = 0;
 };
+
+/// The slab holding `address`, under the registry's lock (none: end()).
+std::map<uintptr_t, Registry::Slab>::iterator slabOf(Registry &r,
+                                                     uintptr_t address) {
+  auto after = r.slabs.upper_bound(address);
+  if (after == r.slabs.begin())
+    return r.slabs.end();
+  auto slab = std::prev(after);
+  return address < slab->first + slab->second.length ? slab : r.slabs.end();
+}
 
 Registry &registry() {
   static Registry *all = new Registry;
@@ -238,27 +261,47 @@ cudaError_t cudaMalloc(void **pointer, size_t bytes) {
       here.allocated += bytes;
     }
     installFaultHandler();
-    size_t page = pageSize();
     size_t granules = (bytes + kGranule - 1) / kGranule * kGranule;
-    size_t data = (granules + page - 1) / page * page;
-    size_t length = data + page;
-    void *start = mmap(nullptr, length, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (start == MAP_FAILED) {
+    Registry &r = registry();
+    auto out = [&](const char *why) {
       std::lock_guard<std::mutex> lock(here.mutex);
       here.allocated -= bytes;
       fail(cudaErrorMemoryAllocation,
-           "cudaMalloc of " + std::to_string(bytes) + " bytes: mmap failed");
+           "cudaMalloc of " + std::to_string(bytes) + " bytes: " + why);
+    };
+    uintptr_t base = 0;
+    if (granules < kSlabbed) {
+      std::lock_guard<std::mutex> lock(r.mutex);
+      if (!r.filling || r.filled + granules > r.filling + kSlabBytes) {
+        void *slab = mmap(nullptr, kSlabBytes, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (slab == MAP_FAILED)
+          out("mmap failed");
+        r.filling = r.filled = reinterpret_cast<uintptr_t>(slab);
+        r.slabs[r.filling].length = kSlabBytes;
+      }
+      base = r.filled;
+      r.filled += granules;
+      ++r.slabs[r.filling].live;
+      std::memset(reinterpret_cast<void *>(base), 0xff, granules);
+      record(r, Allocation{base, bytes, MemoryKind::Device, here.index, false});
+    } else {
+      size_t page = pageSize();
+      size_t data = (granules + page - 1) / page * page;
+      size_t length = data + page;
+      void *start = mmap(nullptr, length, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (start == MAP_FAILED)
+        out("mmap failed");
+      uintptr_t begin = reinterpret_cast<uintptr_t>(start);
+      mprotect(reinterpret_cast<void *>(begin + data), page, PROT_NONE);
+      // The allocation ends where the guard page begins.
+      base = begin + data - granules;
+      std::memset(reinterpret_cast<void *>(base), 0xff, granules);
+      std::lock_guard<std::mutex> lock(r.mutex);
+      record(r, Allocation{base, bytes, MemoryKind::Device, here.index, false});
+      r.mappings[base] = Mapping{begin, length};
     }
-    uintptr_t begin = reinterpret_cast<uintptr_t>(start);
-    mprotect(reinterpret_cast<void *>(begin + data), page, PROT_NONE);
-    // The allocation ends where the guard page begins.
-    uintptr_t base = begin + data - granules;
-    std::memset(reinterpret_cast<void *>(base), 0xff, granules);
-    Registry &r = registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    record(r, Allocation{base, bytes, MemoryKind::Device, here.index, false});
-    r.mappings[base] = Mapping{begin, length};
     *pointer = reinterpret_cast<void *>(base);
   });
 }
@@ -293,17 +336,30 @@ cudaError_t cudaFree(void *pointer) {
       std::lock_guard<std::mutex> lock(r.mutex);
       Allocation &entry = r.allocations[at];
       entry.freed = true;
-      const Mapping &mapping = r.mappings[at];
-      mprotect(reinterpret_cast<void *>(mapping.start), mapping.length,
-               PROT_NONE);
-      r.quarantine.push_back(at);
-      if (r.quarantine.size() > kQuarantined) {
-        uintptr_t oldest = r.quarantine.front();
-        r.quarantine.pop_front();
-        const Mapping &old = r.mappings[oldest];
-        munmap(reinterpret_cast<void *>(old.start), old.length);
-        r.mappings.erase(oldest);
-        r.allocations.erase(oldest);
+      auto slab = slabOf(r, at);
+      if (slab != r.slabs.end()) {
+        std::memset(pointer, 0xff, (entry.size + kGranule - 1) / kGranule * kGranule);
+        if (--slab->second.live == 0 && slab->first != r.filling) {
+          uintptr_t start = slab->first;
+          size_t length = slab->second.length;
+          munmap(reinterpret_cast<void *>(start), length);
+          r.allocations.erase(r.allocations.lower_bound(start),
+                              r.allocations.lower_bound(start + length));
+          r.slabs.erase(slab);
+        }
+      } else {
+        const Mapping &mapping = r.mappings[at];
+        mprotect(reinterpret_cast<void *>(mapping.start), mapping.length,
+                 PROT_NONE);
+        r.quarantine.push_back(at);
+        if (r.quarantine.size() > kQuarantined) {
+          uintptr_t oldest = r.quarantine.front();
+          r.quarantine.pop_front();
+          const Mapping &old = r.mappings[oldest];
+          munmap(reinterpret_cast<void *>(old.start), old.length);
+          r.mappings.erase(oldest);
+          r.allocations.erase(oldest);
+        }
       }
     }
     {

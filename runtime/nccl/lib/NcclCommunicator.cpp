@@ -25,7 +25,8 @@ namespace {
 /// "CONTEXT: CALL failed: NCCL's error (its last message)".
 void checkNccl(ncclResult_t result, const char *call,
                const std::string &context, ncclComm_t comm = nullptr) {
-  if (result == ncclSuccess || result == ncclInProgress)
+  // (ncclInProgress is a nonblocking communicator's answer; these block.)
+  if (result == ncclSuccess)
     return;
   std::string message =
       context + ": " + call + " failed: " + ncclGetErrorString(result);
@@ -69,12 +70,20 @@ public:
   }
 
   ~NcclCommunicator() override {
-    // Nothing may still use the stream or the communicator.
-    cudaStreamSynchronize(stream_);
+    // Nothing may still use the stream or the communicator; after a
+    // collective failed, NCCL's abort ends the ones still waiting.
+    bool failed = !asyncError().empty();
+    if (!failed) {
+      try {
+        waitForStream(stream_, this, "destroying the NCCL communicator");
+      } catch (const Error &) {
+        failed = true;
+      }
+    }
+    if (owned_)
+      failed ? ncclCommAbort(comm_) : ncclCommDestroy(comm_);
     cudaEventDestroy(ready_);
     cudaStreamDestroy(stream_);
-    if (owned_)
-      ncclCommDestroy(comm_);
   }
 
   int rank() const override { return rank_; }
@@ -186,12 +195,26 @@ public:
       OPTGEN_CUDA_CHECK(cudaMemcpyAsync(recv, device, total,
                                         cudaMemcpyDeviceToHost, stream_),
                         what);
-      OPTGEN_CUDA_CHECK(cudaStreamSynchronize(stream_), what);
+      waitForStream(stream_, this, what);
     } catch (...) {
       cudaFree(device);
       throw;
     }
     cudaFree(device);
+  }
+
+  std::string asyncError() override {
+    ncclResult_t failure = ncclSuccess;
+    if (ncclCommGetAsyncError(comm_, &failure) != ncclSuccess)
+      return "ncclCommGetAsyncError failed";
+    if (failure == ncclSuccess || failure == ncclInProgress)
+      return {};
+    std::string message = std::string("a NCCL collective failed on rank ") +
+                          std::to_string(rank_) + ": " +
+                          ncclGetErrorString(failure);
+    if (const char *last = ncclGetLastError(comm_); last && *last)
+      message += std::string(" (") + last + ")";
+    return message;
   }
 
   // Ends this process after NCCL's communicator: ranks that wait in one of

@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace optgen::runtime {
@@ -93,6 +94,14 @@ public:
   /// device communicator, whose collectives return before they complete,
   /// overrides it.
   virtual void allGatherBytes(const void *send, size_t bytes, void *recv);
+
+  /// A collective of this communicator that failed after its call returned
+  /// (a device communicator's run later: a rank that died, aborted or
+  /// called another collective), described; empty while none has. Code
+  /// that waits on the host for work that includes collectives asks while
+  /// it waits, since a GPU waits for a dead peer forever. The default:
+  /// collectives fail in their calls.
+  virtual std::string asyncError();
 
   /// Ends every rank's process now, with exit status `code`: what a rank
   /// does after reporting an error that the others, waiting inside a

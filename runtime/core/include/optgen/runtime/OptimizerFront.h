@@ -27,6 +27,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace optgen::runtime {
@@ -247,6 +248,9 @@ private:
   std::set<std::string> unset_;
   /// In registration order until finalize(), then in the schedule's.
   std::vector<Param> params_;
+  /// Each parameter's index in params_, by name (a model may have tens of
+  /// thousands).
+  std::unordered_map<std::string, size_t> paramAt_;
   std::vector<std::vector<double>> hypers_; ///< per group, flattened
   StepSchedule schedule_;
   bool finalized_ = false;

@@ -46,6 +46,16 @@ inline void checkLaunch(const char *kernel) {
                    std::string("kernel '") + kernel + "'");
 }
 
+class Communicator;
+
+/// Waits on the host until the work queued on `stream` is done. Meanwhile
+/// it asks `communicator` (when not null) for a collective that failed
+/// after its call (Communicator::asyncError), and throws Error naming
+/// `context` and that failure, since on a GPU a collective waiting for a
+/// dead peer never ends; as it throws for a failed CUDA call.
+void waitForStream(cudaStream_t stream, Communicator *communicator,
+                   const std::string &context);
+
 } // namespace optgen::runtime
 
 /// checkCuda on `expression`, a CUDA runtime call, named by its own text.

@@ -125,6 +125,18 @@ struct DeviceGlobals {
   float *globals = nullptr;
 };
 
+/// The grid of a launch of `blocks` blocks per member over `members`
+/// members (at least 1): y holds the members up to its limit, 65535, and z
+/// the slabs of members beyond, so that a kernel's member is blockIdx.z *
+/// gridDim.y + blockIdx.y (the last slab's blocks past `members` return).
+inline dim3 memberGrid(unsigned blocks, int members) {
+  constexpr int kMaxY = 65535;
+  int y = members < 1 ? 1 : (members < kMaxY ? members : kMaxY);
+  int z = (members + y - 1) / y;
+  return dim3(blocks, static_cast<unsigned>(y),
+              static_cast<unsigned>(z < 1 ? 1 : z));
+}
+
 } // namespace optgen::runtime
 
 #endif // OPTGEN_RUNTIME_DEVICECALL_H
