@@ -133,7 +133,10 @@ cudaError_t api(const std::function<void()> &body) {
     return cudaSuccess;
   } catch (const ApiError &error) {
     noteMessage(error.error, error.message);
-    lastError = error.error;
+    // cudaErrorNotReady is an answer, not an error: cudaGetLastError does
+    // not keep it.
+    if (error.error != cudaErrorNotReady)
+      lastError = error.error;
     return error.error;
   }
 }
