@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The sanitizer suite: the runtime, its unit and MPI tests and the
-# generated CPU code of the numeric and distributed tests, built with ASan
-# and UBSan in build-sanitize/ (test/sanitize/CMakeLists.txt) against the
-# optgen of build/ (scripts/build.sh first), and run; any sanitizer report
-# fails its test.
+# generated CPU code of the numeric and distributed tests, and the emulated
+# CUDA device's suite, built with ASan and UBSan in build-sanitize/
+# (test/sanitize/CMakeLists.txt) against the optgen of build/
+# (scripts/build.sh first), and run; then the emulated device's suite with
+# ThreadSanitizer in build-tsan/. Any sanitizer report fails its test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -28,4 +29,16 @@ ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=1 \
 ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 \
   ctest --test-dir build-sanitize --output-on-failure -j "$(nproc)" \
     -R 'numeric/|mpi-' -E optgen-run || status=1
+
+# ThreadSanitizer: the emulated device's suite. The host optimizer the GPU
+# tests compare with runs on one OpenMP thread (libgomp is not
+# instrumented: its threads' order is invisible to ThreadSanitizer).
+[[ -f build-tsan/build.ninja ]] ||
+  cmake -S test/sanitize -B build-tsan -G Ninja -DOPTGEN_SANITIZER=thread \
+    -DOPTGEN_EXECUTABLE="$root/build/bin/optgen" >/dev/null
+cmake --build build-tsan --target optgen-runtime-cuda-emulated-tests \
+  optgen-emu-violations tsan_nanochat_runner tsan_adamw_runner
+OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
+  ctest --test-dir build-tsan --output-on-failure -j "$(nproc)" \
+    -R 'runtime/cuda-emulated/|tsan/' || status=1
 exit $status

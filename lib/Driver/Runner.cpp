@@ -197,13 +197,22 @@ struct RuntimePackage {
 /// The package of an installed optgen, PREFIX/lib/cmake/optgen beside
 /// PREFIX/bin/optgen, when this optgen is installed; an error when it lacks
 /// the component the target needs.
-FailureOr<std::optional<RuntimePackage>> installedRuntime(bool cuda) {
+FailureOr<std::optional<RuntimePackage>> installedRuntime(bool cuda,
+                                                          bool emulated) {
   std::string executable = sys::fs::getMainExecutable(nullptr, nullptr);
   StringRef prefix = sys::path::parent_path(sys::path::parent_path(executable));
   std::string lib = joined(prefix, "lib");
   std::string config = joined(lib, "cmake/optgen");
   if (prefix.empty() || !sys::fs::exists(joined(config, "optgenConfig.cmake")))
     return std::optional<RuntimePackage>();
+  if (emulated &&
+      !sys::fs::exists(joined(lib, "liboptgen_runtime_cuda_emulated.a"))) {
+    WithColor::error(errs(), "optgen")
+        << "the optgen installed in '" << prefix
+        << "' has no emulated CUDA device (built with "
+           "OPTGEN_RUNTIME_EMULATED=OFF): --device=emulated needs one\n";
+    return failure();
+  }
   if (cuda && !sys::fs::exists(joined(lib, "liboptgen_runtime_cuda.a"))) {
     WithColor::error(errs(), "optgen")
         << "the optgen installed in '" << prefix
@@ -213,7 +222,8 @@ FailureOr<std::optional<RuntimePackage>> installedRuntime(bool cuda) {
   }
   // A runtime installed again over this one makes new runners.
   std::string identity = "installed " + config;
-  for (StringRef component : {"core", "cpu", "mpi", "runner", "cuda", "nccl"}) {
+  for (StringRef component : {"core", "cpu", "mpi", "runner", "cuda", "nccl",
+                              "cuda_emu", "cuda_emulated", "nccl_emulated"}) {
     std::string archive = ("liboptgen_runtime_" + component + ".a").str();
     sys::fs::file_status status;
     if (!sys::fs::status(joined(lib, archive), status))
@@ -311,8 +321,10 @@ std::optional<RuntimePackage> cachedRuntime(bool cuda, Progress &progress) {
 
 /// The runtime runners link: an installed optgen's, else one built into
 /// the cache.
-std::optional<RuntimePackage> runtimePackage(bool cuda, Progress &progress) {
-  FailureOr<std::optional<RuntimePackage>> installed = installedRuntime(cuda);
+std::optional<RuntimePackage> runtimePackage(bool cuda, bool emulated,
+                                             Progress &progress) {
+  FailureOr<std::optional<RuntimePackage>> installed =
+      installedRuntime(cuda, emulated);
   if (failed(installed))
     return std::nullopt;
   if (*installed)
@@ -323,7 +335,7 @@ std::optional<RuntimePackage> runtimePackage(bool cuda, Progress &progress) {
 } // namespace
 
 std::string optgen::buildRunner(const GeneratedFiles &files,
-                                StringRef buildDir) {
+                                StringRef buildDir, bool emulated) {
   Progress progress;
   std::string runner, optimizer;
   bool cuda = false;
@@ -336,8 +348,12 @@ std::string optgen::buildRunner(const GeneratedFiles &files,
     }
     cuda |= StringRef(name).ends_with(".cu");
   }
-  StringRef target = cuda ? "cuda" : "cpu";
-  std::optional<RuntimePackage> runtime = runtimePackage(cuda, progress);
+  emulated = emulated && cuda;
+  StringRef target = emulated ? "cuda-emulated" : cuda ? "cuda" : "cpu";
+  // The emulated device needs no CUDA toolkit: it is in the runtime built
+  // for the CPU.
+  std::optional<RuntimePackage> runtime =
+      runtimePackage(cuda && !emulated, emulated, progress);
   if (!runtime)
     return "";
 
@@ -367,11 +383,13 @@ std::string optgen::buildRunner(const GeneratedFiles &files,
   if (failed(writeFiles(src, files, /*force=*/true)))
     return "";
 
-  CMakeBuild build{dir,
-                   src,
-                   {"-DCMAKE_BUILD_TYPE=Release", "-DOPTGEN_BUILD_RUNNER=ON",
-                    "-Doptgen_DIR=" + runtime->configDir},
-                   "the runner of '" + optimizer + "'", ""};
+  std::vector<std::string> options = {"-DCMAKE_BUILD_TYPE=Release",
+                                      "-DOPTGEN_BUILD_RUNNER=ON",
+                                      "-Doptgen_DIR=" + runtime->configDir};
+  if (cuda)
+    options.push_back(emulated ? "-DOPTGEN_CUDA_EMULATED=ON"
+                               : "-DOPTGEN_CUDA_EMULATED=OFF");
+  CMakeBuild build{dir, src, options, "the runner of '" + optimizer + "'", ""};
   std::string executable = joined(build.build(), runner);
   std::string built = joined(dir, "runner.ok");
 

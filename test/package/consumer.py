@@ -41,7 +41,10 @@ from checks import Checks  # noqa: E402
 INSTALLED = [
     r"bin/optgen(-opt|-translate)?",
     r"include/optgen/runtime/\w+\.h",
-    r"lib/liboptgen_runtime_(core|cpu|mpi|runner|capi|cuda|nccl)\.a",
+    r"include/optgen/emu/(Device|cuda-headers/(cuda_runtime|cuda_bf16|cuda_fp16"
+    r"|cublasLt|nccl))\.h",
+    r"lib/liboptgen_runtime_(core|cpu|mpi|runner|capi|cuda|nccl|cuda_emu"
+    r"|cuda_emulated|nccl_emulated)\.a",
     r"lib/cmake/optgen/(optgenConfig|optgenConfigVersion|optgenTargets(-\w+)?"
     r"|OptgenDependencies|OptgenOptimizer)\.cmake",
 ]
@@ -175,6 +178,24 @@ def main():
                 done = run([f"{cuda_build}/consumer_momentum_runner", "--case", case])
                 check("its runner runs, or says there is no GPU",
                       done.returncode in (0, 77), done.stdout[-3000:])
+
+        # 7. Generated CUDA on the package's emulated device (no GPU, no
+        # CUDA toolkit needed): it builds and its runner replays the case.
+        if "lib/liboptgen_runtime_cuda_emulated.a" in installed:
+            cuda_dir, emu_build = f"{tmp}/generated-cuda-emu", f"{tmp}/emu-build"
+            subprocess.run([f"{prefix}/bin/optgen", "compile", spec, "--target=cuda",
+                            "-o", cuda_dir], check=True)
+            done = run(["cmake", "-S", cuda_dir, "-B", emu_build, "-G", "Ninja",
+                        f"-DCMAKE_PREFIX_PATH={prefix}", "-DOPTGEN_BUILD_RUNNER=ON",
+                        "-DOPTGEN_CUDA_EMULATED=ON"])
+            if done.returncode == 0:
+                done = run(["cmake", "--build", emu_build])
+            check("generated CUDA builds on the package's emulated device",
+                  done.returncode == 0, done.stdout[-3000:])
+            if done.returncode == 0:
+                done = run([f"{emu_build}/consumer_momentum_runner", "--case", case])
+                check("its runner replays the case on the emulated device",
+                      done.returncode == 0, done.stdout[-3000:])
 
     sys.exit(check.summary())
 

@@ -142,9 +142,23 @@ cl::opt<Target> target(
                clEnumValN(Target::Cuda, "cuda",
                           "CUDA C++ for NVIDIA GPUs (a header, a .cu file "
                           "and a CMakeLists.txt linking the runtime's cuda "
-                          "component); run: on the GPU, or exit 77 without "
-                          "one")),
+                          "component); run: on the GPU, or on the emulated "
+                          "device without one (--device)")),
     cl::sub(compileCommand), cl::sub(runCommand), cl::cat(optgenCategory));
+
+enum class Device { Auto, Gpu, Emulated };
+cl::opt<Device> device(
+    "device", cl::desc("With --target=cuda, where the case is replayed:"),
+    cl::init(Device::Auto),
+    cl::values(clEnumValN(Device::Auto, "auto",
+                          "the GPU where one is, else the emulated device "
+                          "(saying so)"),
+               clEnumValN(Device::Gpu, "gpu",
+                          "the GPU; without one, exit 77"),
+               clEnumValN(Device::Emulated, "emulated",
+                          "optgen's emulated CUDA device, on the CPU "
+                          "(docs/EMULATION.md)")),
+    cl::sub(runCommand), cl::cat(optgenCategory));
 
 cl::list<std::string>
     defines("D",
@@ -804,7 +818,20 @@ int runCase() {
       failed(target == Target::Cuda ? emitCudaFiles(module, spec, files)
                                     : emitCpuFiles(module, spec, files)))
     return ExitSpecError;
-  std::string runner = buildRunner(files, buildDir);
+  // Without a GPU (no NVIDIA device node) a CUDA case replays on the
+  // emulated device, which runs the same .cu text.
+  bool emulated = false;
+  if (target == Target::Cuda) {
+    emulated = device == Device::Emulated ||
+               (device == Device::Auto && !sys::fs::exists("/dev/nvidia0"));
+    if (emulated && device == Device::Auto)
+      errs() << "optgen: no GPU here: replaying on the emulated CUDA device "
+                "(--device=emulated; what it proves: docs/EMULATION.md)\n";
+  } else if (device.getNumOccurrences()) {
+    WithColor::error(errs(), "optgen") << "--device is for --target=cuda\n";
+    return ExitUsage;
+  }
+  std::string runner = buildRunner(files, buildDir, emulated);
   if (runner.empty())
     return ExitFailure;
   std::vector<std::string> args{"--case", caseFile, "--repeat",
@@ -961,7 +988,8 @@ int main(int argc, char **argv) {
           "             [--simulate [--machine h100-ib|h200-nvlink|cpu|...]]\n"
           "  optgen explain COMPILED.mlir\n"
           "  optgen run SPEC --case CASE.safetensors [--out OUT.safetensors]\n"
-          "             [--interpret | --target=cpu|cuda] [--repeat R] [--report R.json]\n"
+          "             [--interpret | --target=cpu | --target=cuda [--device=gpu|emulated]]\n"
+          "             [--repeat R] [--report R.json]\n"
           "             [--tolerance X] [--save-state F | --load-state F |\n"
           "             --save-at K DIR | --resume DIR]\n"
           "  optgen case new SPEC --shapes MODEL.safetensors -o CASE.safetensors\n"
@@ -976,7 +1004,7 @@ int main(int argc, char **argv) {
           "wrong command line; 3 the spec (or -D, --shapes, IR) has errors; "
           "4 optgen run\n"
           "--tolerance: an error above the tolerance; 77 optgen run "
-          "--target=cuda: no GPU.\n",
+          "--target=cuda --device=gpu: no GPU.\n",
           &errs()))
     return ExitUsage;
   if (compileCommand)

@@ -5,7 +5,8 @@
 // of one `mpirun optgen run` build it one at a time:
 //
 //   runtime-TARGET-HASH  optgen's runtime built from its sources (with the
-//                        cuda component for the cuda target) and installed
+//                        cuda component for the cuda target; the cpu one
+//                        holds the emulated device) and installed
 //                        there as the CMake package runners find: once per
 //                        optgen version and hash of the runtime's sources,
 //                        for every spec and every -D value. An installed
@@ -48,10 +49,12 @@ int execute(llvm::StringRef program, llvm::ArrayRef<std::string> args,
             std::optional<llvm::StringRef> log = std::nullopt);
 
 /// Builds (or reuses) the runner of the generated `files` (CPU code, or
-/// CUDA code: a NAME.cu) in `buildDir` (when empty, an entry of the cache
-/// per generated code); the path of its executable, or an empty string
-/// after reporting a failure (the build's output is in build.log there).
-std::string buildRunner(const GeneratedFiles &files, llvm::StringRef buildDir);
+/// CUDA code: a NAME.cu, built for the emulated device when `emulated`) in
+/// `buildDir` (when empty, an entry of the cache per generated code); the
+/// path of its executable, or an empty string after reporting a failure
+/// (the build's output is in build.log there).
+std::string buildRunner(const GeneratedFiles &files, llvm::StringRef buildDir,
+                        bool emulated = false);
 
 } // namespace optgen
 

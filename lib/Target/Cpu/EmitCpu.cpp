@@ -1820,27 +1820,53 @@ std::string optgen::emitCMakeLists(OptimizerOp optimizer,
     os << "if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)\n"
        << "  set(CMAKE_CUDA_ARCHITECTURES 90)\n"
        << "endif()\n";
-  os << "project(" << name << " LANGUAGES CXX" << (cuda ? " CUDA" : "")
-     << ")\n\n"
+  os << "project(" << name << " LANGUAGES CXX)\n";
+  if (cuda)
+    os << "# OPTGEN_CUDA_EMULATED=ON: for optgen's emulated CUDA device (the "
+          "C++ compiler,\n"
+       << "# no GPU, no CUDA toolkit; optgen's docs/EMULATION.md).\n"
+       << "option(OPTGEN_CUDA_EMULATED \"Build for optgen's emulated CUDA "
+          "device\" OFF)\n"
+       << "if(NOT OPTGEN_CUDA_EMULATED)\n"
+       << "  enable_language(CUDA)\n"
+       << "endif()\n";
+  os << "\n"
      << "set(OPTGEN_RUNTIME_DIR \"\" CACHE PATH\n"
      << "    \"optgen's runtime sources, built here instead of "
-        "find_package(optgen)\")\n"
-     << "if(NOT TARGET " << runtime << ")\n"
-     << "  if(OPTGEN_RUNTIME_DIR)\n"
-     << "    add_subdirectory(${OPTGEN_RUNTIME_DIR} optgen_runtime)\n"
-     << "  else()\n"
-     << "    find_package(optgen CONFIG REQUIRED"
-     << (cuda ? " COMPONENTS cuda" : "") << ")\n"
-     << "  endif()\n"
-     << "endif()\n\n"
-     << "# Compiled as optgen compiles generated code (optimised, "
+        "find_package(optgen)\")\n";
+  if (cuda)
+    os << "if(OPTGEN_CUDA_EMULATED)\n"
+       << "  set(runtime optgen::runtime_cuda_all_emulated)\n"
+       << "  set(component emu)\n"
+       << "  set(device EMULATED)\n"
+       << "else()\n"
+       << "  set(runtime " << runtime << ")\n"
+       << "  set(component cuda)\n"
+       << "  set(device)\n"
+       << "endif()\n"
+       << "if(NOT TARGET ${runtime})\n"
+       << "  if(OPTGEN_RUNTIME_DIR)\n"
+       << "    add_subdirectory(${OPTGEN_RUNTIME_DIR} optgen_runtime)\n"
+       << "  else()\n"
+       << "    find_package(optgen CONFIG REQUIRED COMPONENTS ${component})\n"
+       << "  endif()\n"
+       << "endif()\n\n";
+  else
+    os << "if(NOT TARGET " << runtime << ")\n"
+       << "  if(OPTGEN_RUNTIME_DIR)\n"
+       << "    add_subdirectory(${OPTGEN_RUNTIME_DIR} optgen_runtime)\n"
+       << "  else()\n"
+       << "    find_package(optgen CONFIG REQUIRED)\n"
+       << "  endif()\n"
+       << "endif()\n\n";
+  os << "# Compiled as optgen compiles generated code (optimised, "
         "position-independent);\n"
      << "# static unless BUILD_SHARED_LIBS says otherwise.\n"
      << "optgen_add_generated_library(" << name << " " << stem
-     << (cuda ? ".cu" : ".cpp") << ")\n\n"
+     << (cuda ? ".cu ${device}" : ".cpp") << ")\n\n"
      << "option(OPTGEN_BUILD_RUNNER \"Build " << name
      << "_runner, which replays case files"
-     << (cuda ? " on the GPU" : "") << "\" OFF)\n"
+     << (cuda ? " on the GPU (or the emulated device)" : "") << "\" OFF)\n"
      << "if(OPTGEN_BUILD_RUNNER)\n"
      << "  add_executable(" << name << "_runner " << stem << "_runner.cpp)\n"
      << "  target_link_libraries(" << name << "_runner PRIVATE " << name
