@@ -71,7 +71,12 @@ OptimizerFront::OptimizerFront(OptimizerSpec spec,
   }
 }
 
-OptimizerFront::~OptimizerFront() = default;
+OptimizerFront::~OptimizerFront() {
+  // The executor first: it reads the schedule and parameters while it
+  // ends its step (a CUDA executor waits for its stream), and its graph
+  // holds the communicators' collectives.
+  executor_.reset();
+}
 
 void OptimizerFront::checkHyperLayout(const RuleSpec &rule) {
   // Generated tables come from a verified layout; hand-written ones may not.

@@ -671,7 +671,9 @@ void HostExecutor::run(const Call &call, float *workspace) const {
                     static_cast<int>(call.shape.size()),
                     call.hypers,
                     *call.steps,
-                    workspace,
+                    // Only a rule that asks for one: its workspace is sized
+                    // for the rules that do.
+                    call.rule->workspaceElements ? workspace : nullptr,
                     globals_ ? globalValues_.data() : nullptr};
   try {
     call.rule->step(ruleCall);

@@ -100,6 +100,10 @@ struct DeviceFault {
 
 #if OPTGEN_EMU_ASAN
 constexpr size_t kStackBytes = size_t(1) << 20;
+#elif OPTGEN_EMU_TSAN
+// Each block's stacks are mapped anew, and ThreadSanitizer clears the
+// shadow of every mapping: small ones keep that cheap.
+constexpr size_t kStackBytes = size_t(64) << 10;
 #else
 constexpr size_t kStackBytes = size_t(256) << 10;
 #endif
@@ -249,10 +253,13 @@ void resume(Block &block, Fiber &fiber) {
   void *fake = nullptr;
   __sanitizer_start_switch_fiber(&fake, fiber.stack, kStackBytes);
 #endif
+  // Read before the switch, as the scheduler: after it, ThreadSanitizer
+  // takes accesses for the fiber's.
+  void *to = fiber.sp;
 #if OPTGEN_EMU_TSAN
   __tsan_switch_to_fiber(fiber.tsan, 1 /* no synchronisation */);
 #endif
-  optgen_emu_switch(&block.schedulerSp, fiber.sp);
+  optgen_emu_switch(&block.schedulerSp, to);
 #if OPTGEN_EMU_ASAN
   __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
@@ -267,16 +274,22 @@ void yield(Fiber &fiber) {
   __sanitizer_start_switch_fiber(&fiber.fakeStack, block.schedulerBottom,
                                  block.schedulerSize);
 #endif
+  void *to = block.schedulerSp;
 #if OPTGEN_EMU_TSAN
   __tsan_switch_to_fiber(block.schedulerFiber, 1);
 #endif
-  optgen_emu_switch(&fiber.sp, block.schedulerSp);
+  optgen_emu_switch(&fiber.sp, to);
 #if OPTGEN_EMU_ASAN
   __sanitizer_finish_switch_fiber(fiber.fakeStack, nullptr, nullptr);
 #endif
 }
 
 void fiberMain(Fiber *fiber) {
+#if OPTGEN_EMU_TSAN
+  // A fiber reused from an earlier block: what the block's thread set up
+  // (and the work before the kernel) comes first.
+  __tsan_acquire(fiber);
+#endif
   Block &block = *fiber->block;
 #if OPTGEN_EMU_ASAN
   __sanitizer_finish_switch_fiber(nullptr, &block.schedulerBottom,
@@ -398,9 +411,31 @@ bool openWarpMeetings(Block &block) {
   return opened;
 }
 
+#if OPTGEN_EMU_TSAN
+/// ThreadSanitizer's fibers for the threads of blocks, made once per
+/// worker and reused, as making and destroying one per thread made a block
+/// cost milliseconds: block b's thread i is fiber i of set b % kSets. A
+/// fiber reused is one thread to ThreadSanitizer, so the threads of blocks
+/// kSets apart with one index (and, in a replayed graph, of kernels the
+/// worker runs one after another) seem ordered: what they race on is
+/// found between the nearer blocks, and in graphs as captured from the
+/// streams (the same tests without graphs).
+struct TsanFibers {
+  static constexpr unsigned kSets = 4;
+  std::vector<void *> sets[kSets];
+  void *const *forBlock(unsigned block, size_t threads) {
+    std::vector<void *> &set = sets[block % kSets];
+    while (set.size() < threads)
+      set.push_back(__tsan_create_fiber(0));
+    return set.data();
+  }
+};
+#endif
+
 /// Runs one block to its end on this thread; throws DeviceFault.
 void runBlock(Block &block, Stacks &stacks, uint3 index, dim3 blockSize,
-              dim3 gridSize) {
+              dim3 gridSize, void *const *tsanFibers) {
+  static_cast<void>(tsanFibers);
   size_t threads = static_cast<size_t>(blockSize.x) * blockSize.y * blockSize.z;
   stacks.reserve(threads);
   std::vector<Fiber> fibers(threads);
@@ -427,18 +462,10 @@ void runBlock(Block &block, Stacks &stacks, uint3 index, dim3 blockSize,
     fiber.position.linear = linear;
     fiber.position.lane = linear % kWarpSize;
 #if OPTGEN_EMU_TSAN
-    fiber.tsan = __tsan_create_fiber(0);
+    fiber.tsan = tsanFibers[i];
+    __tsan_release(&fiber);
 #endif
   }
-#if OPTGEN_EMU_TSAN
-  struct Cleanup {
-    Block &block;
-    ~Cleanup() {
-      for (Fiber &fiber : block.fibers)
-        __tsan_destroy_fiber(fiber.tsan);
-    }
-  } cleanup{block};
-#endif
 
   for (;;) {
     bool ran = false;
@@ -495,7 +522,11 @@ void runBlock(Block &block, Stacks &stacks, uint3 index, dim3 blockSize,
 /// Runs every block of a launch; throws ApiError with the fault.
 void runGrid(const char *kernel, dim3 grid, dim3 blockSize,
              const std::function<void()> &body) {
+#if OPTGEN_EMU_TSAN
+  static thread_local TsanFibers tsanFibers;
+#else
   static thread_local Stacks reused;
+#endif
   std::unique_ptr<char> kernelDone(new char(0));
 #if OPTGEN_EMU_TSAN
   // Every block's memory, kept until the kernel's end orders it after all
@@ -515,10 +546,15 @@ void runGrid(const char *kernel, dim3 grid, dim3 blockSize,
           // A new thread and new stacks: memory ThreadSanitizer knows to
           // be fresh, where the block before this one left its accesses.
           std::exception_ptr failure;
+          size_t threads =
+              static_cast<size_t>(blockSize.x) * blockSize.y * blockSize.z;
+          void *const *fibers =
+              tsanFibers.forBlock(x + grid.x * (y + grid.y * z), threads);
           std::thread([&] {
             try {
               Stacks fresh;
-              runBlock(current, fresh, uint3{x, y, z}, blockSize, grid);
+              runBlock(current, fresh, uint3{x, y, z}, blockSize, grid,
+                       fibers);
             } catch (...) {
               failure = std::current_exception();
             }
@@ -526,7 +562,7 @@ void runGrid(const char *kernel, dim3 grid, dim3 blockSize,
           if (failure)
             std::rethrow_exception(failure);
 #else
-          runBlock(current, reused, uint3{x, y, z}, blockSize, grid);
+          runBlock(current, reused, uint3{x, y, z}, blockSize, grid, nullptr);
 #endif
         } catch (const DeviceFault &fault) {
 #if OPTGEN_EMU_TSAN

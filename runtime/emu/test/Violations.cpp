@@ -63,6 +63,62 @@ __global__ void writePastTheEnd(float *data, int count) {
 
 __global__ void trap() { __trap(); }
 
+/// A block's sum whose first barrier is missing when `broken`: threads read
+/// their neighbours' shared values before those are written.
+__global__ void blockSum(const float *in, float *out, bool broken) {
+  __shared__ float partial[256];
+  partial[threadIdx.x] = in[blockIdx.x * 256 + threadIdx.x];
+  if (!broken)
+    __syncthreads();
+  for (int width = 128; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.x) < width)
+      partial[threadIdx.x] += partial[threadIdx.x + width];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    out[blockIdx.x] = partial[0];
+  __syncthreads();
+}
+
+/// Two streams, one writing what the other reads, without an event.
+void unorderedStreams(bool ordered) {
+  float *data = nullptr, *sums = nullptr;
+  cudaMalloc(&data, 256 * sizeof(float));
+  cudaMalloc(&sums, sizeof(float));
+  cudaStream_t a = nullptr, b = nullptr;
+  cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
+  std::vector<float> ones(256, 1.0f);
+  cudaMemcpyAsync(data, ones.data(), 256 * sizeof(float),
+                  cudaMemcpyHostToDevice, a);
+  optgen::emu::launchKernel<scale>(dim3(1), dim3(256), 0, a, data, 256, 2.0f);
+  if (ordered) {
+    cudaEvent_t written;
+    cudaEventCreate(&written);
+    cudaEventRecord(written, a);
+    cudaStreamWaitEvent(b, written, 0);
+  }
+  optgen::emu::launchKernel<blockSum>(dim3(1), dim3(256), 0, b, data, sums,
+                                      false);
+  float sum = 0;
+  cudaMemcpyAsync(&sum, sums, sizeof sum, cudaMemcpyDeviceToHost, b);
+  cudaStreamSynchronize(a);
+  std::printf("sum %g\n", sum);
+}
+
+void missingBarrier(bool broken) {
+  float *data = nullptr, *sums = nullptr;
+  cudaMalloc(&data, 512 * sizeof(float));
+  cudaMalloc(&sums, 2 * sizeof(float));
+  std::vector<float> ones(512, 1.0f);
+  cudaMemcpy(data, ones.data(), 512 * sizeof(float), cudaMemcpyHostToDevice);
+  optgen::emu::launchKernel<blockSum>(dim3(2), dim3(256), 0, nullptr, data,
+                                      sums, broken);
+  float got[2] = {};
+  cudaMemcpy(got, sums, sizeof got, cudaMemcpyDeviceToHost);
+  std::printf("sums %g %g (256 each)\n", got[0], got[1]);
+}
+
 template <auto Kernel, typename... Args>
 void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
             Args... args) {
@@ -266,6 +322,12 @@ const std::map<std::string, std::function<void()>> &rules() {
          for (std::thread &rank : ranks)
            rank.join();
        }},
+      // Races: ThreadSanitizer reports them (build-tsan); without it the
+      // missing barrier still gives a wrong sum.
+      {"race-missing-barrier", [] { missingBarrier(true); }},
+      {"race-missing-barrier-fixed", [] { missingBarrier(false); }},
+      {"race-missing-stream-wait", [] { unorderedStreams(false); }},
+      {"race-missing-stream-wait-fixed", [] { unorderedStreams(true); }},
       {"communicator-destroyed-with-graph",
        [] {
          ncclUniqueId id;

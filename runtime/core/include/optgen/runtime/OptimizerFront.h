@@ -235,9 +235,9 @@ private:
   static std::vector<double> defaultHypers(const RuleSpec &rule);
 
   OptimizerSpec spec_;
-  // The communicators before the executor, which is destroyed first: its
-  // CUDA graph holds the communicators' collectives, and NCCL waits in
-  // ncclCommDestroy until no graph holds them.
+  // The communicators before the executor, which the destructor ends
+  // first: its CUDA graph holds the communicators' collectives, and NCCL
+  // waits in ncclCommDestroy until no graph holds them.
   std::unique_ptr<Communicator> communicator_;
   /// With shard groups: this rank's group, and the ranks of its position
   /// across the groups (splits of communicator_).

@@ -35,9 +35,11 @@
 /// A step function compiled twice, for the baseline instruction set and for
 /// AVX2, the better chosen when the program loads (GCC's target_clones, an
 /// ifunc: ELF and glibc), so that its loops use 8-wide vectors where the
-/// CPU has them whatever flags built it. Elsewhere, one baseline version.
+/// CPU has them whatever flags built it. Elsewhere, one baseline version;
+/// also under ThreadSanitizer, whose instrumented ifunc resolver runs (and
+/// faults) before its runtime is set up.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) &&     \
-    defined(__ELF__) && defined(__GLIBC__)
+    defined(__ELF__) && defined(__GLIBC__) && !defined(__SANITIZE_THREAD__)
 #define OPTGEN_STEP_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define OPTGEN_STEP_CLONES
