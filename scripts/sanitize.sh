@@ -30,9 +30,9 @@ ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 \
   ctest --test-dir build-sanitize --output-on-failure -j "$(nproc)" \
     -R 'numeric/|mpi-' -E optgen-run || status=1
 
-# ThreadSanitizer: the emulated device's suite. The host optimizer the GPU
-# tests compare with runs on one OpenMP thread (libgomp is not
-# instrumented: its threads' order is invisible to ThreadSanitizer).
+# ThreadSanitizer: the emulated device's suite. The host optimizer the GPU tests compare with runs on one OpenMP thread
+# (libgomp is not instrumented: its threads' order is invisible to
+# ThreadSanitizer).
 [[ -f build-tsan/build.ninja ]] ||
   cmake -S test/sanitize -B build-tsan -G Ninja -DOPTGEN_SANITIZER=thread \
     -DOPTGEN_EXECUTABLE="$root/build/bin/optgen" >/dev/null

@@ -163,39 +163,29 @@ def main():
             check("in a Debug build, the runtime and the generated code are compiled -O3",
                   len(runtime) > 10 and not slow, f"not -O3: {slow}")
 
-        # 6. Generated CUDA on the package.
-        if "lib/liboptgen_runtime_cuda.a" in installed:
-            cuda_dir, cuda_build = f"{tmp}/generated-cuda", f"{tmp}/cuda-build"
+        # 6. Generated CUDA on the package's cuda component (nvcc), and 7.
+        # on its emulated device (no GPU, no CUDA toolkit): each builds, and
+        # its runner runs (on the emulated device: replays the case).
+        devices = [("cuda", [], "generated CUDA builds on the package's cuda component",
+                    "its runner runs, or says there is no GPU", (0, 77)),
+                   ("cuda_emulated", ["-DOPTGEN_CUDA_EMULATED=ON"],
+                    "generated CUDA builds on the package's emulated device",
+                    "its runner replays the case on the emulated device", (0,))]
+        for component, options, builds, runs, statuses in devices:
+            if f"lib/liboptgen_runtime_{component}.a" not in installed:
+                continue
+            cuda_dir, cuda_build = f"{tmp}/generated-{component}", f"{tmp}/{component}-build"
             subprocess.run([f"{prefix}/bin/optgen", "compile", spec, "--target=cuda",
                             "-o", cuda_dir], check=True)
             done = run(["cmake", "-S", cuda_dir, "-B", cuda_build, "-G", "Ninja",
-                        f"-DCMAKE_PREFIX_PATH={prefix}", "-DOPTGEN_BUILD_RUNNER=ON"])
+                        f"-DCMAKE_PREFIX_PATH={prefix}", "-DOPTGEN_BUILD_RUNNER=ON",
+                        *options])
             if done.returncode == 0:
                 done = run(["cmake", "--build", cuda_build])
-            check("generated CUDA builds on the package's cuda component",
-                  done.returncode == 0, done.stdout[-3000:])
+            check(builds, done.returncode == 0, done.stdout[-3000:])
             if done.returncode == 0:
                 done = run([f"{cuda_build}/consumer_momentum_runner", "--case", case])
-                check("its runner runs, or says there is no GPU",
-                      done.returncode in (0, 77), done.stdout[-3000:])
-
-        # 7. Generated CUDA on the package's emulated device (no GPU, no
-        # CUDA toolkit needed): it builds and its runner replays the case.
-        if "lib/liboptgen_runtime_cuda_emulated.a" in installed:
-            cuda_dir, emu_build = f"{tmp}/generated-cuda-emu", f"{tmp}/emu-build"
-            subprocess.run([f"{prefix}/bin/optgen", "compile", spec, "--target=cuda",
-                            "-o", cuda_dir], check=True)
-            done = run(["cmake", "-S", cuda_dir, "-B", emu_build, "-G", "Ninja",
-                        f"-DCMAKE_PREFIX_PATH={prefix}", "-DOPTGEN_BUILD_RUNNER=ON",
-                        "-DOPTGEN_CUDA_EMULATED=ON"])
-            if done.returncode == 0:
-                done = run(["cmake", "--build", emu_build])
-            check("generated CUDA builds on the package's emulated device",
-                  done.returncode == 0, done.stdout[-3000:])
-            if done.returncode == 0:
-                done = run([f"{emu_build}/consumer_momentum_runner", "--case", case])
-                check("its runner replays the case on the emulated device",
-                      done.returncode == 0, done.stdout[-3000:])
+                check(runs, done.returncode in statuses, done.stdout[-3000:])
 
     sys.exit(check.summary())
 

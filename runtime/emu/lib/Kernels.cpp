@@ -412,22 +412,29 @@ bool openWarpMeetings(Block &block) {
 }
 
 #if OPTGEN_EMU_TSAN
-/// ThreadSanitizer's fibers for the threads of blocks, made once per
-/// worker and reused, as making and destroying one per thread made a block
-/// cost milliseconds: block b's thread i is fiber i of set b % kSets. A
+/// ThreadSanitizer's fibers for the threads of blocks, each with a stack of
+/// its own, made once per worker and reused: making and destroying them
+/// per block (and clearing the shadow of its stacks) made a block cost
+/// tens of milliseconds. Block b's thread i is fiber i of set b % kSets. A
 /// fiber reused is one thread to ThreadSanitizer, so the threads of blocks
 /// kSets apart with one index (and, in a replayed graph, of kernels the
 /// worker runs one after another) seem ordered: what they race on is
 /// found between the nearer blocks, and in graphs as captured from the
-/// streams (the same tests without graphs).
+/// streams (the same tests without graphs). Its stack staying its own,
+/// no fiber seems to race with another on stack memory.
 struct TsanFibers {
   static constexpr unsigned kSets = 4;
-  std::vector<void *> sets[kSets];
-  void *const *forBlock(unsigned block, size_t threads) {
-    std::vector<void *> &set = sets[block % kSets];
-    while (set.size() < threads)
-      set.push_back(__tsan_create_fiber(0));
-    return set.data();
+  struct Set {
+    std::vector<void *> fibers;
+    Stacks stacks;
+  };
+  Set sets[kSets];
+  Set &forBlock(unsigned block, size_t threads) {
+    Set &set = sets[block % kSets];
+    while (set.fibers.size() < threads)
+      set.fibers.push_back(__tsan_create_fiber(0));
+    set.stacks.reserve(set.fibers.size());
+    return set;
   }
 };
 #endif
@@ -543,18 +550,18 @@ void runGrid(const char *kernel, dim3 grid, dim3 blockSize,
         current.kernelDone = kernelDone.get();
         try {
 #if OPTGEN_EMU_TSAN
-          // A new thread and new stacks: memory ThreadSanitizer knows to
-          // be fresh, where the block before this one left its accesses.
+          // A new thread: its thread-local `__shared__` memory is fresh to
+          // ThreadSanitizer, where the block before this one left its
+          // accesses.
           std::exception_ptr failure;
           size_t threads =
               static_cast<size_t>(blockSize.x) * blockSize.y * blockSize.z;
-          void *const *fibers =
+          TsanFibers::Set &set =
               tsanFibers.forBlock(x + grid.x * (y + grid.y * z), threads);
           std::thread([&] {
             try {
-              Stacks fresh;
-              runBlock(current, fresh, uint3{x, y, z}, blockSize, grid,
-                       fibers);
+              runBlock(current, set.stacks, uint3{x, y, z}, blockSize, grid,
+                       set.fibers.data());
             } catch (...) {
               failure = std::current_exception();
             }
