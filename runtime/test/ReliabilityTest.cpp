@@ -19,7 +19,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <csignal>
@@ -113,6 +119,82 @@ TEST(FileIOTest, AFailedWriteKeepsThePreviousFile) {
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
                           std::filesystem::directory_iterator()),
             1);
+}
+
+/// A character device like `system` (major, minor) for a test to write:
+/// as root, a node of its own in `dir` (a writer that replaced it would
+/// replace only this one, not the system's), else the system's, which
+/// nobody else can replace.
+std::string device(const std::string &dir, const std::string &system,
+                   unsigned major, unsigned minor) {
+  if (::geteuid() != 0)
+    return system;
+  std::string path = dir + "/" + std::filesystem::path(system).filename().string();
+  EXPECT_EQ(::mknod(path.c_str(), S_IFCHR | 0666, makedev(major, minor)), 0)
+      << std::strerror(errno);
+  return path;
+}
+
+TEST(FileIOTest, ReplacesOnlyRegularFiles) {
+  std::string dir = folder("kinds");
+  // A link is followed: what it names is replaced, and it stays a link.
+  writeFileAtomically(dir + "/target", "old");
+  std::filesystem::create_symlink("target", dir + "/link");
+  writeFileAtomically(dir + "/link", "new");
+  EXPECT_TRUE(std::filesystem::is_symlink(dir + "/link"));
+  EXPECT_EQ(readFile(dir + "/target"), "new");
+  // A file keeps its permissions.
+  std::filesystem::permissions(dir + "/target",
+                               std::filesystem::perms::owner_read |
+                                   std::filesystem::perms::owner_write);
+  writeFileAtomically(dir + "/target", "newer");
+  EXPECT_EQ(std::filesystem::status(dir + "/target").permissions(),
+            std::filesystem::perms::owner_read |
+                std::filesystem::perms::owner_write);
+  // A dangling link gets its target, in the folder it names.
+  std::filesystem::create_symlink("made", dir + "/dangling");
+  writeFileAtomically(dir + "/dangling", "made");
+  EXPECT_EQ(readFile(dir + "/made"), "made");
+  std::filesystem::create_symlink("loop", dir + "/loop");
+  EXPECT_CONTAINS(errorOf([&] { writeFileAtomically(dir + "/loop", "x"); }),
+                  "cannot follow the link");
+
+  // A fifo is written through, and stays a fifo. (Its reader opens first,
+  // without waiting, so that the write neither waits nor, should the fifo
+  // be replaced, leaves the test waiting.)
+  std::string fifo = dir + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  writeFileAtomically(fifo, "through the fifo");
+  char received[64] = {};
+  EXPECT_EQ(::read(reader, received, sizeof received), 16);
+  ::close(reader);
+  EXPECT_STREQ(received, "through the fifo");
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+
+  // A device is written through: /dev/null takes the bytes and stays a
+  // device, /dev/full's full disk is the error.
+  std::string null = device(dir, "/dev/null", 1, 3);
+  std::string full = device(dir, "/dev/full", 1, 7);
+  writeFileAtomically(null, "gone");
+  EXPECT_TRUE(std::filesystem::is_character_file(null));
+  EXPECT_CONTAINS(errorOf([&] { writeFileAtomically(full, "x"); }),
+                  "'" + full + "': cannot write: " + std::strerror(ENOSPC));
+  EXPECT_TRUE(std::filesystem::is_character_file(full));
+
+  // Anything else is left as it is.
+  std::string socket = dir + "/socket";
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, socket.c_str(), sizeof address.sun_path - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof address),
+            0);
+  EXPECT_CONTAINS(errorOf([&] { writeFileAtomically(socket, "x"); }),
+                  "is a socket, not a file");
+  ::close(fd);
+  EXPECT_TRUE(std::filesystem::is_socket(socket));
 }
 
 TEST(FileIOTest, SameFileSeesThroughPaths) {

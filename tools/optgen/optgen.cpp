@@ -24,12 +24,12 @@
 #include "optgen/Frontend/MLIRGen.h"
 #include "optgen/Pipelines/Pipelines.h"
 #include "optgen/runtime/ExitCodes.h"
+#include "optgen/runtime/FileIO.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
@@ -39,7 +39,6 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
@@ -581,7 +580,7 @@ int compile() {
     return ExitUsage;
   }
   std::string message;
-  std::unique_ptr<MemoryBuffer> input = mlir::openInputFile(specFile, &message);
+  std::unique_ptr<MemoryBuffer> input = openInput(specFile, message);
   if (!input) {
     WithColor::error(errs(), "optgen") << message << "\n";
     return ExitFailure;
@@ -616,13 +615,9 @@ int compile() {
   }
   if (failed(result))
     return compileFailure;
-  if (Error error = writeToOutput(outputFile, [&](raw_ostream &out) {
-        out << text;
-        return Error::success();
-      })) {
-    WithColor::error(errs(), "optgen") << "cannot write '" << outputFile
-                                       << "': " << toString(std::move(error))
-                                       << "\n";
+  std::string error = runtime::writeFile(outputFile, text.data(), text.size());
+  if (!error.empty()) {
+    WithColor::error(errs(), "optgen") << error << "\n";
     return ExitFailure;
   }
   return ExitSuccess;
