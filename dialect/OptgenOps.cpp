@@ -198,6 +198,10 @@ void StateOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
 
 LogicalResult UpdateOp::verify() {
   auto rule = cast<RuleOp>(getOperation()->getParentOp());
+  // Nested ops are verified before their rule's region: a rule without its
+  // two inputs is its own verifier's error, reported after this.
+  if (rule.getBlock().getNumArguments() != 2)
+    return success();
   if (getParam().getType() != rule.getParam().getType())
     return emitOpError("gives the parameter type ")
            << describeType(getParam().getType()) << ", but it is "
@@ -377,6 +381,9 @@ LogicalResult ParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return failure();
   auto rule = symbolTable.lookupNearestSymbolFrom<RuleOp>(*group,
                                                           group->getRuleAttr());
+  // A group without its rule is the group's error.
+  if (!rule)
+    return success();
   auto type = cast<SymbolicTensorType>(rule.getParam().getType());
   if (type.isRanked() &&
       type.getRank() != static_cast<int64_t>(getShape().size()))
@@ -1118,6 +1125,17 @@ LogicalResult KernelOp::verify() {
              << describeType(shape) << ", outside the kernel's space "
              << describeType(space);
   }
+  // The printers compute each yielded value into the result in its place,
+  // and each reduction into a result.
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("yields ")
+           << yield.getValues().size()
+           << " values that are not its results' types";
+  for (ReduceOp reduce : getBody().front().getOps<ReduceOp>())
+    if (!llvm::is_contained(yield.getValues(), reduce.getResult()))
+      return reduce.emitOpError("is not a result of its kernel: a kernel "
+                                "yields each of its reductions");
   return success();
 }
 
