@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Fuzzes the spec front end and the runtime's readers (safetensors files,
-# cases, checkpoints) with libFuzzer, ASan and UBSan: builds fuzz/ with
-# clang in build-fuzz/, then runs each target for FUZZ_SECONDS (default 60)
-# from its committed seed corpus (fuzz/corpus/<target>/), two at a time.
+# Fuzzes the spec front end, the IR tools (optgen-opt's parser, verifiers
+# and pipelines, the printers of optgen-translate, explain) and the
+# runtime's readers (safetensors files, cases, checkpoints) with libFuzzer,
+# ASan and UBSan: builds fuzz/ with clang in build-fuzz/, then runs each
+# target for FUZZ_SECONDS (default 60) from its committed seed corpus
+# (fuzz/corpus/<target>/; for fuzz_ir also every .mlir test, split at
+# `// -----`), two at a time.
 # A crash, a sanitizer report or a timeout fails the run and leaves the
 # input that caused it in build-fuzz/findings/<target>/; each target's
 # figures (inputs tried, corpus size) are printed at the end.
 #
 #   bash scripts/fuzz.sh                  # as CI runs it
 #   FUZZ_SECONDS=3600 bash scripts/fuzz.sh   # a longer run
+#   FUZZ_TARGETS=fuzz_ir FUZZ_SECONDS=3600 bash scripts/fuzz.sh   # one target
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -20,7 +24,12 @@ mkdir -p "$build"
   CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTGEN_FUZZ=ON >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log"; exit 1; }
-targets=(fuzz_spec fuzz_safetensors fuzz_case fuzz_checkpoint)
+all=(fuzz_spec fuzz_ir fuzz_safetensors fuzz_case fuzz_checkpoint)
+read -r -a targets <<<"${FUZZ_TARGETS:-${all[*]}}"
+for target in "${targets[@]}"; do
+  [[ " ${all[*]} " == *" $target "* ]] ||
+    { echo "fuzz.sh: no target '$target' (${all[*]})" >&2; exit 2; }
+done
 cmake --build "$build" --target "${targets[@]}"
 
 # The checkpoint fuzzer's optimizer writes its own checkpoint as a seed
@@ -44,9 +53,20 @@ run() {
   fi
   # -close_fd_mask=3: the targets' own messages (errors they report, as
   # they should) would drown libFuzzer's.
-  local seeds=()
+  local seeds=() options=()
   [[ -d fuzz/corpus/$target ]] && seeds=("fuzz/corpus/$target")
-  "$build/bin/$target" "$corpus" "${seeds[@]}" \
+  if [[ $target == fuzz_ir ]]; then
+    # Each case of each .mlir test a seed, as the tests stand now.
+    local split="$build/seeds/fuzz_ir"
+    rm -rf "$split" && mkdir -p "$split"
+    git ls-files 'test/*.mlir' | while read -r file; do
+      awk -v out="$split/$(echo "$file" | tr / _)" \
+        '/^\/\/ -----/ { ++n; next } { print > (out "." n+0) }' "$file"
+    done
+    seeds+=("$split")
+    options=(-dict=fuzz/ir.dict)
+  fi
+  "$build/bin/$target" "$corpus" "${seeds[@]}" "${options[@]}" \
     -max_total_time="$seconds" -timeout=25 -rss_limit_mb=4096 \
     -close_fd_mask=3 -print_final_stats=1 \
     -artifact_prefix="$findings/" >"$build/$target.log" 2>&1

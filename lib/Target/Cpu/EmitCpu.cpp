@@ -1647,8 +1647,11 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
        << ident << (step.launch.empty() ? "" : ", " + step.launch) << "});\n";
   }
   for (auto [group, where] : llvm::zip(groups, whereFunctions)) {
+    // (Captured by name: clang before 16 does not capture a structured
+    // binding.)
+    StringRef ruleName = group.getRule();
     size_t rule = llvm::find_if(rules, [&](RuleOp r) {
-                    return r.getSymName() == group.getRule();
+                    return r.getSymName() == ruleName;
                   }) - rules.begin();
     os << "  spec.groups.push_back({" << cppString(group.getSymName()) << ", "
        << rule << ", {";
