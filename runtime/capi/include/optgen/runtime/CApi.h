@@ -20,6 +20,12 @@
 // fault. Strings a function returns stay valid until the next call with
 // the same handle.
 //
+// Handles are checked: one destroyed already (a second destroy, a use
+// after destroy), one of the other kind or one optgen never made is an
+// error (for the destroy functions, which return nothing, the thread's
+// last error), not a crash. A tensor with elements needs memory: null data
+// is an error.
+//
 //===----------------------------------------------------------------------===*/
 
 #ifndef OPTGEN_RUNTIME_CAPI_H
@@ -164,6 +170,7 @@ int optgen_checkpoint_metadata(optgen_checkpoint *checkpoint,
                                const char **json);
 int optgen_checkpoint_set_metadata(optgen_checkpoint *checkpoint,
                                    const char *json);
+/* -1 for a handle that is not a live checkpoint (optgen_last_error()). */
 int64_t optgen_checkpoint_tensor_count(const optgen_checkpoint *checkpoint);
 /* Tensor `index` (in name order): its name and a view of its memory. */
 int optgen_checkpoint_tensor(const optgen_checkpoint *checkpoint,
