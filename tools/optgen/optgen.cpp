@@ -374,6 +374,18 @@ std::optional<int> parsedShardGroup() {
   return group;
 }
 
+/// Whether the command line's --world-size, when given, is a number of
+/// ranks (0 is none: it used to read as "not given"); false after the
+/// error.
+bool validWorldSize() {
+  if (!worldSize.getNumOccurrences() || worldSize >= 1)
+    return true;
+  WithColor::error(errs(), "optgen")
+      << "--world-size is " << worldSize
+      << ": it is a number of ranks, at least 1\n";
+  return false;
+}
+
 /// optgen-plan with the command line's world size (at least `minWorldSize`)
 /// and shard group.
 LogicalResult plan(mlir::ModuleOp module, int minWorldSize = 0) {
@@ -424,28 +436,37 @@ std::optional<runtime::Machine> simulatedMachine() {
   }
   runtime::Machine machine = *preset;
   bool changed = false;
-  auto set = [&](auto &option, auto &field, double scale) {
+  // A rate (of products, of bytes) is a finite number above 0: the model
+  // divides by it; a cost (a latency, a fraction) or a count, one from 0.
+  enum Figure { Rate, Cost, Count };
+  auto set = [&](auto &option, auto &field, double scale, Figure figure) {
     if (!option.getNumOccurrences())
       return true;
-    if (option < 0) {
+    double value = option;
+    if (!std::isfinite(value) || value < 0 || (figure == Rate && value == 0) ||
+        !std::isfinite(value * scale)) {
       WithColor::error(errs(), "optgen")
-          << "--" << option.ArgStr << " must not be negative\n";
+          << "--" << option.ArgStr << " is " << format("%g", value) << ": it is "
+          << (figure == Rate   ? "a rate, a finite number above 0"
+              : figure == Cost ? "a cost, a finite number from 0"
+                               : "a count, from 0")
+          << "\n";
       return false;
     }
     field = option * scale;
     changed = true;
     return true;
   };
-  if (!set(gemmTflops, machine.gemm16, 1e12) ||
-      !set(gemmF32Tflops, machine.gemm32, 1e12) ||
-      !set(symmetricCost, machine.symmetricCost, 1) ||
-      !set(memBandwidth, machine.memory, 1e9) ||
-      !set(launchMicros, machine.launchOverhead, 1e-6) ||
-      !set(linkBandwidth, machine.linkBandwidth, 1e9) ||
-      !set(linkLatency, machine.linkLatency, 1e-6) ||
-      !set(netBandwidth, machine.netBandwidth, 1e9) ||
-      !set(netLatency, machine.netLatency, 1e-6) ||
-      !set(ranksPerNode, machine.ranksPerNode, 1))
+  if (!set(gemmTflops, machine.gemm16, 1e12, Rate) ||
+      !set(gemmF32Tflops, machine.gemm32, 1e12, Rate) ||
+      !set(symmetricCost, machine.symmetricCost, 1, Cost) ||
+      !set(memBandwidth, machine.memory, 1e9, Rate) ||
+      !set(launchMicros, machine.launchOverhead, 1e-6, Cost) ||
+      !set(linkBandwidth, machine.linkBandwidth, 1e9, Rate) ||
+      !set(linkLatency, machine.linkLatency, 1e-6, Cost) ||
+      !set(netBandwidth, machine.netBandwidth, 1e9, Rate) ||
+      !set(netLatency, machine.netLatency, 1e-6, Cost) ||
+      !set(ranksPerNode, machine.ranksPerNode, 1, Count))
     return std::nullopt;
   if (changed)
     machine.name += " (changed)";
@@ -564,6 +585,8 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
 int compile() {
   if (target != Target::None && !emit.getNumOccurrences())
     emit = Stage::Code;
+  if (!validWorldSize())
+    return ExitUsage;
   std::optional<int> group = parsedShardGroup();
   if (!group)
     return ExitUsage;
@@ -627,10 +650,8 @@ int explain() {
   std::optional<runtime::Machine> machine;
   if (simulate && !(machine = simulatedMachine()))
     return ExitUsage;
-  if (worldSize < 0) {
-    WithColor::error(errs(), "optgen") << "--world-size must be positive\n";
+  if (!validWorldSize())
     return ExitUsage;
-  }
   // Optgen IR (a compiled stage, possibly edited) carries its schedule.
   std::optional<int> group = parsedShardGroup();
   if (!group)
@@ -842,11 +863,15 @@ int newCase() {
            "(the case to write)\n";
     return ExitUsage;
   }
+  // The gradients are f32 normal samples times the scale: above 1e30 a
+  // sample of a few deviations is no f32 (an infinity).
   if (caseSteps < 1 || caseSteps > 1000000 || !(caseGradScale >= 0) ||
-      !std::isfinite(caseGradScale)) {
+      !(caseGradScale <= 1e30)) {
     WithColor::error(errs(), "optgen")
-        << "--steps takes 1 to 1000000 steps and --grad-scale a number at "
-           "least 0\n";
+        << "--steps takes 1 to 1000000 steps and --grad-scale a number from "
+           "0 to 1e30 (the gradients are f32), not "
+        << caseSteps << " and " << format("%g", caseGradScale.getValue())
+        << "\n";
     return ExitUsage;
   }
   const std::string &spec = caseWords[1];
