@@ -60,6 +60,11 @@ bool isElementwiseRule(RuleOp rule);
 /// gradient and states have their own); null before that pass.
 BufferAttr getBuffer(mlir::Value value);
 
+/// The first op of `rule` outside kernels with a tensor result that has no
+/// buffer (what a printer of executable IR reads for each), or null when
+/// every one has.
+mlir::Operation *findUnbufferedTensor(RuleOp rule);
+
 /// Where an op of a global's body runs: once per element of every
 /// parameter (it reads the parameter or the gradient), once per step after
 /// the reductions across parameters (it reads one), or anywhere (constants

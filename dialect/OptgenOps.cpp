@@ -1215,3 +1215,19 @@ BufferAttr optgen::getBuffer(Value value) {
   }
   return {};
 }
+
+Operation *optgen::findUnbufferedTensor(RuleOp rule) {
+  Operation *found = nullptr;
+  rule.walk([&](Operation *op) {
+    // Fused ops live in their kernel's loop, not in memory.
+    if (isa<KernelOp>(op->getParentOp()))
+      return WalkResult::skip();
+    for (Value result : op->getResults())
+      if (isa<SymbolicTensorType>(result.getType()) && !getBuffer(result)) {
+        found = op;
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return found;
+}

@@ -1023,6 +1023,9 @@ LogicalResult RuleEmitter::emitRule(RuleOp rule) {
   if (!rule->getAttrOfType<ArrayAttr>("optgen.workspace"))
     return rule.emitError("the CPU emitter needs the rule's buffers; run "
                           "--optgen-assign-buffers first");
+  if (Operation *unbuffered = findUnbufferedTensor(rule))
+    return unbuffered->emitError("the CPU emitter needs the buffer of every "
+                                 "tensor; run --optgen-assign-buffers first");
   for (Attribute slot : rule->getAttrOfType<ArrayAttr>("optgen.workspace")) {
     Type storage = cast<SlotAttr>(slot).getStorage();
     if (storage.isBF16() || storage.isF16())
