@@ -13,6 +13,7 @@
 #   bash scripts/fuzz.sh                  # as CI runs it
 #   FUZZ_SECONDS=3600 bash scripts/fuzz.sh   # a longer run
 #   FUZZ_TARGETS=fuzz_ir FUZZ_SECONDS=3600 bash scripts/fuzz.sh   # one target
+#   FUZZ_KEEP_GOING=1 ...   # a long run: every finding kept, none stops it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -46,6 +47,8 @@ run() {
   set +e
   local target=$1
   local corpus="$build/corpus/$target" findings="$build/findings/$target"
+  # This run's findings only (a finding fails the run).
+  rm -rf "$findings"
   mkdir -p "$corpus" "$findings"
   if [[ $target == fuzz_checkpoint ]]; then
     OPTGEN_FUZZ_SEED="$corpus/own.safetensors" "$build/bin/$target" -runs=0 \
@@ -66,11 +69,16 @@ run() {
     seeds+=("$split")
     options=(-dict=fuzz/ir.dict)
   fi
+  # A long run goes on past a finding (libFuzzer's fork mode) to collect
+  # them all; the run still fails when there is any.
+  [[ -n ${FUZZ_KEEP_GOING:-} ]] &&
+    options+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   "$build/bin/$target" "$corpus" "${seeds[@]}" "${options[@]}" \
     -max_total_time="$seconds" -timeout=25 -rss_limit_mb=4096 \
     -close_fd_mask=3 -print_final_stats=1 \
     -artifact_prefix="$findings/" >"$build/$target.log" 2>&1
   local status=$?
+  ((status == 0)) && [[ -n $(ls "$findings") ]] && status=1
   echo "$status" >"$build/$target.status"
   return "$status"
 }
@@ -92,6 +100,8 @@ echo "target | inputs tried | corpus | result"
 for target in "${targets[@]}"; do
   log="$build/$target.log"
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  # (Fork mode reports its progress lines only.)
+  [[ -n $runs ]] || runs=$(sed -n 's/^#\([0-9]*\):.*/\1/p' "$log" | tail -1)
   corpus=$(ls "$build/corpus/$target" | wc -l)
   result=ok
   if [[ $(cat "$build/$target.status" 2>/dev/null) != 0 ]]; then

@@ -373,8 +373,11 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
       return reduce.emitError("the CPU emitter needs the accumulator type; "
                               "run --optgen-set-accumulators first");
     Type accumulator = *reduce.getAccumulator();
-    Reduction r{reduce, names.unique("acc"), cType(accumulator).str(), "",
-                static_cast<bool>(reduce.getAxis()), "", ""};
+    Reduction r;
+    r.op = reduce;
+    r.acc = names.unique("acc");
+    r.type = cType(accumulator).str();
+    r.alongAxis = static_cast<bool>(reduce.getAxis());
     std::string init = reduce.getKind() == ReduceKind::max
                            ? "-std::numeric_limits<" + r.type + ">::infinity()"
                            : floatLiteral(0, accumulator.isF64());
