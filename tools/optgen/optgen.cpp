@@ -768,14 +768,14 @@ int explain() {
     extra.push_back({"simulation", json});
   }
   if (!explainReport.empty()) {
-    std::error_code error;
-    raw_fd_ostream report(explainReport, error);
-    if (error) {
-      WithColor::error(errs(), "optgen") << "cannot write '" << explainReport
-                                         << "': " << error.message() << "\n";
+    std::string json;
+    raw_string_ostream report(json);
+    writeExplanationJson(*step, report, extra);
+    std::string error = runtime::writeFile(explainReport, json.data(), json.size());
+    if (!error.empty()) {
+      WithColor::error(errs(), "optgen") << error << "\n";
       return ExitFailure;
     }
-    writeExplanationJson(*step, report, extra);
   }
   return ExitSuccess;
 }
