@@ -128,6 +128,13 @@ LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
                              "#optgen.slot");
     return success();
   }
+  if (name == kMathAttr) {
+    if (!isa<OptimizerOp>(op) || !isa<StringAttr>(attr.getValue()))
+      return op->emitOpError("'")
+             << kMathAttr << "' is an optimizer's fingerprint of its math, a "
+             << "string";
+    return success();
+  }
   if (name == "optgen.specializes") {
     if (!isa<RuleOp>(op) || !isa<FlatSymbolRefAttr>(attr.getValue()))
       return op->emitOpError("'optgen.specializes' names the rule a rule "

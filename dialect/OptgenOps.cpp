@@ -5,7 +5,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/xxhash.h"
 
 #include <map>
 
@@ -1230,4 +1232,19 @@ Operation *optgen::findUnbufferedTensor(RuleOp rule) {
     return WalkResult::advance();
   });
   return found;
+}
+
+std::string optgen::mathFingerprint(OptimizerOp optimizer) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (Operation &op : optimizer.getBlock()) {
+    if (!isa<RuleOp, GlobalOp>(op))
+      continue;
+    // A copy, so that the defaults can go without changing the optimizer.
+    OwningOpRef<Operation *> copy(op.clone());
+    copy->walk([](HyperOp hyper) { hyper.removeDefaultValueAttr(); });
+    copy->print(os, OpPrintingFlags().useLocalScope());
+    os << "\n";
+  }
+  return llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true, 16);
 }

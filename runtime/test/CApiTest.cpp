@@ -485,10 +485,28 @@ TEST(CApiTest, AnImportedStateIsCheckedAsAFileIs) {
       ASSERT_OK(optgen_checkpoint_add_tensor(partial, name, &x));
     }
   }
+  // The checksum covers every tensor: a checkpoint without one of them,
+  // or with one bit of one changed, no longer holds what it says.
   EXPECT_EQ(optgen_import_state(rank.optimizer, partial, "the state dict"),
             OPTGEN_ERROR);
-  EXPECT_STREQ(optgen_last_error(), "the state dict is refused: it has no "
-                                    "state 'm' for parameter 'bias'");
+  EXPECT_EQ(std::string(optgen_last_error())
+                .rfind("the state dict is refused: it is corrupted: it says "
+                       "its checksum is '",
+                       0),
+            0u)
+      << optgen_last_error();
+  optgen_tensor first{};
+  const char *firstName = nullptr;
+  ASSERT_OK(optgen_checkpoint_tensor(exported, 0, &firstName, &first));
+  static_cast<unsigned char *>(first.data)[0] ^= 1;
+  EXPECT_EQ(optgen_import_state(rank.optimizer, exported, "the state dict"),
+            OPTGEN_ERROR);
+  EXPECT_EQ(std::string(optgen_last_error())
+                .rfind("the state dict is refused: it is corrupted", 0),
+            0u)
+      << optgen_last_error();
+  static_cast<unsigned char *>(first.data)[0] ^= 1;
+  ASSERT_OK(optgen_import_state(rank.optimizer, exported, "the state dict"));
   EXPECT_EQ(optgen_checkpoint_set_metadata(partial, "[1]"), OPTGEN_ERROR);
   EXPECT_STREQ(optgen_last_error(),
                "the checkpoint's metadata is not a JSON object");

@@ -27,6 +27,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -402,18 +403,35 @@ TEST(CheckpointTest, InMemoryIsTheFileAndImportsAsItLoads) {
   for (auto &[name, t] : a.params)
     EXPECT_EQ(t.value, b.params[name].value) << name;
 
-  // Checked as a file is, but for the checksum: a program may change the
-  // tensors it keeps.
-  float *buf = reinterpret_cast<float *>(exported.tensors["state/b/buf"].bytes.data());
-  buf[0] += 1;
-  EXPECT_EQ(errorOf([&] {
-              second.importState(exported.metadata, views, "the state dict");
-            }),
-            "(no error)");
+  // Checked as a file is, checksum included: a flipped bit of a state (it
+  // loaded, m[0] 0.05 -> 1.7e37), an edited checksum or count of skipped
+  // steps, is refused, and the state stays as it was.
+  std::string dirState = stateOf(second, dir);
+  auto importing = [&](const std::map<std::string, std::string> &metadata) {
+    return errorOf([&] {
+      second.importState(metadata, views, "the state dict");
+    });
+  };
+  std::vector<unsigned char> &bytes = exported.tensors["state/b/buf"].bytes;
+  bytes[3] ^= 0x40;
+  EXPECT_CONTAINS(importing(exported.metadata),
+                  "the state dict is refused: it is corrupted: it says its "
+                  "checksum is '" +
+                      exported.metadata["checksum"] + "', but its contents "
+                      "hash to '");
+  bytes[3] ^= 0x40;
+  for (const char *key : {"checksum", "skipped_steps"}) {
+    std::map<std::string, std::string> edited = exported.metadata;
+    edited[key] = "7";
+    EXPECT_CONTAINS(importing(edited), "the state dict is refused: it is "
+                                       "corrupted");
+  }
+  EXPECT_EQ(stateOf(second, dir), dirState);
+  // Whatever else is wrong, a checkpoint whose checksum fits names it.
   views.erase("step/w");
-  EXPECT_EQ(errorOf([&] {
-              second.importState(exported.metadata, views, "the state dict");
-            }),
+  std::map<std::string, std::string> partial = exported.metadata;
+  partial["checksum"] = checkpointChecksum(partial, views);
+  EXPECT_EQ(importing(partial),
             "the state dict is refused: it has no step count for parameter "
             "'w'");
   Tensor elsewhere = exported.tensors["step/w"];
@@ -464,6 +482,25 @@ TEST(CheckpointTest, RefusesAnotherOptimizersState) {
             "'" + path +
                 "' is refused: rule 'sgd' has states [buf, sq] here, "
                 "[momentum_buffer, sq] in the checkpoint");
+}
+
+TEST(CheckpointTest, RefusesTheStateOfOtherMath) {
+  // The spec's structure is the same; its math (another spec of the same
+  // optimizer, other -D values) is not: the fingerprints differ.
+  std::string dir = folder("math");
+  OptimizerSpec f32 = sgdSpec(), bf16 = sgdSpec();
+  f32.math = "00000000000000f3";
+  bf16.math = "00000000000000bf";
+  std::string path = saved(dir + "/c.safetensors", Model({{"w", {4}}}), f32);
+  auto [error, unchanged] = refused(path, Model({{"w", {4}}}), bf16);
+  EXPECT_EQ(error, "'" + path +
+                       "' is refused: it was saved by an optimizer that "
+                       "computes other math than this one: another spec, or "
+                       "other -D values (math fingerprints "
+                       "\"00000000000000f3\" in the checkpoint, "
+                       "\"00000000000000bf\" here)");
+  EXPECT_TRUE(unchanged);
+  EXPECT_EQ(refused(path, Model({{"w", {4}}}), f32).first, "(no error)");
 }
 
 TEST(CheckpointTest, RefusesAMissingOrAnExtraParameter) {
@@ -547,8 +584,9 @@ TEST(CheckpointTest, RefusesHyperparametersTheGroupCannotTake) {
   });
   EXPECT_EQ(refused(path, model).first,
             "'" + path +
-                "' is refused: hyperparameter 'ns_steps' of group 'all' is "
-                "-1, which it cannot take");
+                "' is refused: its hyperparameter 'ns_steps' of group 'all' "
+                "is -1: it counts (bounds a slice of a table), so it is at "
+                "least 0");
 }
 
 TEST(CheckpointTest, AFailedSaveKeepsThePreviousCheckpoint) {
@@ -596,6 +634,69 @@ TEST(ReliabilityTest, ParametersWithoutElementsStep) {
     opt.saveState(dir + "/c.safetensors");
     opt.loadState(dir + "/c.safetensors");
   }
+}
+
+TEST(ReliabilityTest, ParametersDoNotShareMemory) {
+  // One tensor registered twice (tied weights as two names, overlapping
+  // views) would be stepped twice where it overlaps (finalize() refuses
+  // it); a parameter in a gradient's memory would be written while it is
+  // read (the first step refuses it, once the gradients are bound), before
+  // anything changes.
+  std::vector<float> memory(16, 1.0f), grads(16, 0.5f);
+  auto at = [&](std::vector<float> &buffer, size_t offset, int64_t numel) {
+    return TensorView{buffer.data() + offset, DType::F32, {numel}};
+  };
+  auto stepWith = [&](const std::vector<std::array<size_t, 3>> &layout) {
+    // Per parameter: its offset in `memory`, its length, its gradient's
+    // offset in `grads` (or, past 100, in `memory`).
+    Optimizer opt(sgdSpec());
+    for (size_t i = 0; i < layout.size(); ++i) {
+      auto [offset, numel, grad] = layout[i];
+      opt.addParameter("p" + std::to_string(i),
+                       at(memory, offset, static_cast<int64_t>(numel)),
+                       grad >= 100 ? at(memory, grad - 100, static_cast<int64_t>(numel))
+                                   : at(grads, grad, static_cast<int64_t>(numel)));
+    }
+    std::vector<float> before = memory;
+    std::string error = errorOf([&] {
+      opt.finalize();
+      opt.step();
+    });
+    if (error != "(no error)") {
+      EXPECT_EQ(memory, before) << "a refused step changed a parameter";
+    }
+    return error;
+  };
+  EXPECT_EQ(stepWith({{0, 4, 0}, {0, 4, 4}}),
+            "parameter 'p0' and parameter 'p1' share memory (one tensor "
+            "registered twice, tied weights, or views that overlap): a step "
+            "writes each parameter once, so each needs memory of its own");
+  EXPECT_EQ(stepWith({{0, 8, 0}, {8, 4, 8}, {6, 4, 12}}),
+            "parameter 'p0' and parameter 'p2' share memory (one tensor "
+            "registered twice, tied weights, or views that overlap): a step "
+            "writes each parameter once, so each needs memory of its own");
+  EXPECT_EQ(stepWith({{0, 4, 100}}),
+            "parameter 'p0' and its gradient share memory: a step writes the "
+            "parameter while it reads the gradient");
+  EXPECT_EQ(stepWith({{0, 4, 0}, {4, 4, 102}}),
+            "parameter 'p0' and the gradient of 'p1' share memory (one tensor "
+            "registered twice, tied weights, or views that overlap): a step "
+            "writes each parameter once, so each needs memory of its own");
+  // Gradients may share memory (they are only read); parameters side by
+  // side do not overlap.
+  EXPECT_EQ(stepWith({{0, 4, 0}, {4, 4, 0}, {8, 8, 0}}), "(no error)");
+
+  // Memory moved onto another parameter's is refused at the next step.
+  Optimizer opt(sgdSpec());
+  opt.addParameter("a", at(memory, 0, 4), at(grads, 0, 4));
+  opt.addParameter("b", at(memory, 4, 4), at(grads, 4, 4));
+  opt.finalize();
+  opt.step();
+  opt.rebind("b", at(memory, 2, 4), at(grads, 4, 4));
+  EXPECT_CONTAINS(errorOf([&] { opt.step(); }),
+                  "parameter 'a' and parameter 'b' share memory");
+  opt.rebind("b", at(memory, 4, 4), at(grads, 4, 4));
+  EXPECT_EQ(errorOf([&] { opt.step(); }), "(no error)");
 }
 
 TEST(ReliabilityTest, HyperparametersMustBeValuesTheRuleCanTake) {

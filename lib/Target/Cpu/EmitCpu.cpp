@@ -1721,6 +1721,10 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
          << ", " << globals.deviceScratch;
     os << "};\n";
   }
+  // The fingerprint of the spec's math, which ranks and checkpoints agree
+  // on (absent from IR written without it).
+  if (auto math = optimizer->getAttrOfType<StringAttr>(kMathAttr))
+    os << "  spec.math = " << cppString(math.getValue()) << ";\n";
   // The spec's `on_nonfinite skip`; without it the runtime's default.
   for (OnNonFiniteOp policy : optimizer.getBlock().getOps<OnNonFiniteOp>())
     if (policy.getPolicy() == NonFinitePolicy::skip)

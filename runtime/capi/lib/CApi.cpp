@@ -153,6 +153,15 @@ TensorView viewOf(const optgen_tensor *tensor, const std::string &what) {
   return view;
 }
 
+/// The `count` values of hyperparameter `name` a caller gives.
+std::vector<double> givenValues(const char *name, const double *values,
+                                int64_t count) {
+  if (count < 0 || (count > 0 && !values))
+    throw Error("hyperparameter '" + text(name, "the name") +
+                "' is given no values");
+  return std::vector<double>(values, values + count);
+}
+
 optgen_tensor tensorOf(const TensorView &view) {
   return {view.data, static_cast<int32_t>(view.dtype),
           static_cast<int32_t>(view.device),
@@ -291,12 +300,18 @@ int optgen_finalize(optgen_optimizer *optimizer) {
 int optgen_set_hyper(optgen_optimizer *optimizer, const char *group,
                      const char *name, const double *values, int64_t count) {
   return guarded([&] {
-    if (count < 0 || (count > 0 && !values))
-      throw Error("hyperparameter '" + text(name, "the name") +
-                  "' is given no values");
-    live(optimizer)
-        .front->setHyper(text(group, "the group"), text(name, "the name"),
-                         std::vector<double>(values, values + count));
+    live(optimizer).front->setHyper(text(group, "the group"),
+                                    text(name, "the name"),
+                                    givenValues(name, values, count));
+  });
+}
+
+int optgen_check_hyper(optgen_optimizer *optimizer, const char *group,
+                       const char *name, const double *values, int64_t count) {
+  return guarded([&] {
+    live(optimizer).front->checkHyper(text(group, "the group"),
+                                      text(name, "the name"),
+                                      givenValues(name, values, count));
   });
 }
 

@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* Changes whenever a function or struct below changes. */
-#define OPTGEN_CAPI_VERSION 1
+#define OPTGEN_CAPI_VERSION 2
 
 enum { OPTGEN_OK = 0, OPTGEN_ERROR = 1 };
 
@@ -125,6 +125,10 @@ int optgen_finalize(optgen_optimizer *optimizer);
 /* Hyperparameters: count values (a tuple's elements, one otherwise). */
 int optgen_set_hyper(optgen_optimizer *optimizer, const char *group,
                      const char *name, const double *values, int64_t count);
+/* OPTGEN_ERROR, saying why, for values optgen_set_hyper() would refuse;
+ * changes nothing (a caller checks a whole set before it applies any). */
+int optgen_check_hyper(optgen_optimizer *optimizer, const char *group,
+                       const char *name, const double *values, int64_t count);
 /* Writes up to capacity values and their number to *count. */
 int optgen_get_hyper(optgen_optimizer *optimizer, const char *group,
                      const char *name, double *values, int64_t capacity,
