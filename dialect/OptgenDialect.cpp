@@ -34,6 +34,34 @@ Operation *OptgenDialect::materializeConstant(OpBuilder &builder,
   return builder.create<ConstantOp>(loc, typed);
 }
 
+/// That `buffer` (entry `index` of `op`'s attribute `list`) names memory
+/// its rule has: the parameter or the gradient (0), one of the rule's
+/// states, or a slot of its 'optgen.workspace'. Printers index by it.
+static LogicalResult verifyBufferIndex(Operation *op, BufferAttr buffer,
+                                       size_t index, StringRef list) {
+  auto rule = op->getParentOfType<RuleOp>();
+  if (!rule)
+    return op->emitOpError("has '")
+           << list << "' outside a rule: buffers are a rule's memory";
+  int64_t count = 1;
+  std::string what = "the parameter and the gradient are one buffer each, "
+                     "index 0";
+  if (buffer.getKind() == BufferKind::state) {
+    count = static_cast<int64_t>(getRuleStates(rule).size());
+    what = "the rule has " + std::to_string(count) + " states";
+  } else if (buffer.getKind() == BufferKind::workspace) {
+    auto slots = rule->getAttrOfType<ArrayAttr>("optgen.workspace");
+    count = slots ? static_cast<int64_t>(slots.size()) : 0;
+    what = "the rule's 'optgen.workspace' has " + std::to_string(count) +
+           " slots";
+  }
+  if (buffer.getIndex() < 0 || buffer.getIndex() >= count)
+    return op->emitOpError("'")
+           << list << "' entry " << index << " is " << buffer << ", but "
+           << what;
+  return success();
+}
+
 /// The dialect's attributes on other ops: the memory plan of an executable
 /// rule (optgen-assign-buffers).
 LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
@@ -60,6 +88,9 @@ LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
                << index << " must be "
                << (scalar ? "unit or a workspace #optgen.buffer"
                           : "a #optgen.buffer");
+      if (memory &&
+          failed(verifyBufferIndex(op, memory, index, "optgen.buffers")))
+        return failure();
     }
     return success();
   }
@@ -84,6 +115,8 @@ LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
                << index
                << " must be unit or a workspace slot other than the carried "
                   "value's";
+      if (failed(verifyBufferIndex(op, buffer, index, "optgen.next_buffers")))
+        return failure();
     }
     return success();
   }
@@ -93,6 +126,13 @@ LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
         !llvm::all_of(slots, [](Attribute slot) { return isa<SlotAttr>(slot); }))
       return op->emitOpError("'optgen.workspace' is a rule's list of "
                              "#optgen.slot");
+    return success();
+  }
+  if (name == kMathAttr) {
+    if (!isa<OptimizerOp>(op) || !isa<StringAttr>(attr.getValue()))
+      return op->emitOpError("'")
+             << kMathAttr << "' is an optimizer's fingerprint of its math, a "
+             << "string";
     return success();
   }
   if (name == "optgen.specializes") {

@@ -60,6 +60,22 @@ bool isElementwiseRule(RuleOp rule);
 /// gradient and states have their own); null before that pass.
 BufferAttr getBuffer(mlir::Value value);
 
+/// The optimizer's attribute that holds mathFingerprint() of its spec.
+inline constexpr llvm::StringLiteral kMathAttr = "optgen.math";
+
+/// A fingerprint of the math `optimizer` computes: its rules and globals as
+/// printed (every constant in place, no location), without the defaults of
+/// hyperparameters or anything of groups, parameters and the distribution
+/// (the values and the plan, which ranks and checkpoints compare apart).
+/// 16 hex digits. The front end stores it (kMathAttr) on each optimizer it
+/// makes; printers give it to the runtime.
+std::string mathFingerprint(OptimizerOp optimizer);
+
+/// The first op of `rule` outside kernels with a tensor result that has no
+/// buffer (what a printer of executable IR reads for each), or null when
+/// every one has.
+mlir::Operation *findUnbufferedTensor(RuleOp rule);
+
 /// Where an op of a global's body runs: once per element of every
 /// parameter (it reads the parameter or the gradient), once per step after
 /// the reductions across parameters (it reads one), or anywhere (constants

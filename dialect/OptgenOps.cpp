@@ -5,7 +5,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/xxhash.h"
 
 #include <map>
 
@@ -198,6 +200,10 @@ void StateOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
 
 LogicalResult UpdateOp::verify() {
   auto rule = cast<RuleOp>(getOperation()->getParentOp());
+  // Nested ops are verified before their rule's region: a rule without its
+  // two inputs is its own verifier's error, reported after this.
+  if (rule.getBlock().getNumArguments() != 2)
+    return success();
   if (getParam().getType() != rule.getParam().getType())
     return emitOpError("gives the parameter type ")
            << describeType(getParam().getType()) << ", but it is "
@@ -377,6 +383,9 @@ LogicalResult ParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return failure();
   auto rule = symbolTable.lookupNearestSymbolFrom<RuleOp>(*group,
                                                           group->getRuleAttr());
+  // A group without its rule is the group's error.
+  if (!rule)
+    return success();
   auto type = cast<SymbolicTensorType>(rule.getParam().getType());
   if (type.isRanked() &&
       type.getRank() != static_cast<int64_t>(getShape().size()))
@@ -1118,6 +1127,17 @@ LogicalResult KernelOp::verify() {
              << describeType(shape) << ", outside the kernel's space "
              << describeType(space);
   }
+  // The printers compute each yielded value into the result in its place,
+  // and each reduction into a result.
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("yields ")
+           << yield.getValues().size()
+           << " values that are not its results' types";
+  for (ReduceOp reduce : getBody().front().getOps<ReduceOp>())
+    if (!llvm::is_contained(yield.getValues(), reduce.getResult()))
+      return reduce.emitOpError("is not a result of its kernel: a kernel "
+                                "yields each of its reductions");
   return success();
 }
 
@@ -1196,4 +1216,35 @@ BufferAttr optgen::getBuffer(Value value) {
     return getBuffer(loop.getResult(index));
   }
   return {};
+}
+
+Operation *optgen::findUnbufferedTensor(RuleOp rule) {
+  Operation *found = nullptr;
+  rule.walk([&](Operation *op) {
+    // Fused ops live in their kernel's loop, not in memory.
+    if (isa<KernelOp>(op->getParentOp()))
+      return WalkResult::skip();
+    for (Value result : op->getResults())
+      if (isa<SymbolicTensorType>(result.getType()) && !getBuffer(result)) {
+        found = op;
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+std::string optgen::mathFingerprint(OptimizerOp optimizer) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (Operation &op : optimizer.getBlock()) {
+    if (!isa<RuleOp, GlobalOp>(op))
+      continue;
+    // A copy, so that the defaults can go without changing the optimizer.
+    OwningOpRef<Operation *> copy(op.clone());
+    copy->walk([](HyperOp hyper) { hyper.removeDefaultValueAttr(); });
+    copy->print(os, OpPrintingFlags().useLocalScope());
+    os << "\n";
+  }
+  return llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true, 16);
 }

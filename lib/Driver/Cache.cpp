@@ -2,6 +2,7 @@
 
 #include "optgen/Driver/Cache.h"
 #include "optgen/runtime/ExitCodes.h"
+#include "optgen/runtime/FileIO.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -219,16 +220,10 @@ bool optgen::describeEntry(StringRef dir, StringRef what) {
 }
 
 bool optgen::writeEntryFile(StringRef path, StringRef text) {
-  if (Error error = writeToOutput(path, [&](raw_ostream &os) {
-        os << text;
-        return Error::success();
-      })) {
-    WithColor::error(errs(), "optgen")
-        << "cannot write '" << path << "': " << toString(std::move(error))
-        << "\n";
-    return false;
-  }
-  return true;
+  std::string error = runtime::writeFile(path.str(), text.data(), text.size());
+  if (!error.empty())
+    WithColor::error(errs(), "optgen") << error << "\n";
+  return error.empty();
 }
 
 int optgen::listCache(raw_ostream &os) {

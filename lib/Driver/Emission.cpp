@@ -3,9 +3,11 @@
 #include "optgen/Driver/Emission.h"
 
 #include "dialect/OptgenDialect.h"
+#include "optgen/Driver/Spec.h"
 #include "optgen/Target/CFamily/Names.h"
 #include "optgen/Target/Cpu/EmitCpu.h"
 #include "optgen/Target/Cuda/EmitCuda.h"
+#include "optgen/runtime/FileIO.h"
 
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/FileSystem.h"
@@ -40,11 +42,12 @@ LogicalResult emitFiles(ModuleOp module, const MemoryBuffer *spec,
     StringRef specPath = spec ? spec->getBufferIdentifier()
                          : at ? at.getFilename().getValue()
                               : StringRef();
+    // Quoting the spec is a courtesy: a location naming no readable
+    // regular file (IR from elsewhere) quotes nothing.
     std::unique_ptr<MemoryBuffer> read;
-    if (!spec && !specPath.empty())
-      if (ErrorOr<std::unique_ptr<MemoryBuffer>> file =
-              MemoryBuffer::getFile(specPath))
-        read = std::move(*file);
+    std::string unreadable;
+    if (!spec && !specPath.empty() && specPath != "-")
+      read = openInput(specPath, unreadable);
     const MemoryBuffer *source = spec ? spec : read.get();
     SmallVector<StringRef> lines;
     if (source)
@@ -104,35 +107,26 @@ LogicalResult optgen::writeFiles(StringRef dir, const GeneratedFiles &files,
       changed.push_back({path.str().str(), &text});
       continue;
     }
-    ErrorOr<std::unique_ptr<MemoryBuffer>> existing =
-        MemoryBuffer::getFile(path, /*IsText=*/false,
-                              /*RequiresNullTerminator=*/false);
-    if (!existing) {
-      WithColor::error(errs(), "optgen")
-          << "cannot read '" << path << "' before replacing it: "
-          << existing.getError().message() << "\n";
-      return failure();
-    }
-    if ((*existing)->getBuffer() == text)
+    // Read as an input is (a fifo or a device is not read: optgen did
+    // not write it).
+    std::string unread;
+    std::unique_ptr<MemoryBuffer> existing = openInput(path, unread);
+    if (existing && existing->getBuffer() == text)
       continue; // unchanged: rebuilds stay incremental
-    if (!force && !isGeneratedText((*existing)->getBuffer())) {
+    if (!force && !(existing && isGeneratedText(existing->getBuffer()))) {
       WithColor::error(errs(), "optgen")
-          << "'" << path
-          << "' exists and optgen did not write it: it is left as it is "
-             "(--force replaces it)\n";
+          << (existing ? "'" + path.str().str() + "' exists and" : unread + ";")
+          << " optgen did not write it: it is left as it is (--force "
+             "replaces it)\n";
       return failure();
     }
     changed.push_back({path.str().str(), &text});
   }
   for (const auto &[path, text] : changed) {
-    // Into a temporary file, renamed over the old one.
-    if (Error error = writeToOutput(path, [&](raw_ostream &os) {
-          os << *text;
-          return Error::success();
-        })) {
-      WithColor::error(errs(), "optgen")
-          << "cannot write '" << path << "': " << toString(std::move(error))
-          << "\n";
+    // Into a temporary file, synced and renamed over the old one.
+    std::string error = runtime::writeFile(path, text->data(), text->size());
+    if (!error.empty()) {
+      WithColor::error(errs(), "optgen") << error << "\n";
       return failure();
     }
   }

@@ -11,66 +11,90 @@ using namespace llvm;
 using namespace mlir;
 using namespace optgen;
 
-/// Elements of optimizer state a rank keeps for a parameter of `numel`
-/// elements stepped by `rule`, when `part` of its elements are the rank's:
+namespace {
+
+/// The optimizer state a rank keeps for a parameter of `numel` elements
+/// stepped by its rule, by the part of its elements that is the rank's:
 /// all of the states (the whole parameter), those of its part (states
 /// shaped like the parameter shrink to the part), or none.
-static FailureOr<int64_t> stateElements(RuleOp rule, int64_t numel,
-                                        int64_t part) {
-  int64_t total = 0;
+struct StateSize {
+  /// States shaped like the parameter, and the elements of the others.
+  int64_t shaped = 0, fixed = 0;
+  int64_t numel = 0;
+  int64_t elements(int64_t part) const {
+    if (part == 0)
+      return 0;
+    return shaped * (part == numel ? numel : part) + fixed;
+  }
+};
+
+FailureOr<StateSize> stateSize(RuleOp rule, int64_t numel) {
+  StateSize size;
+  size.numel = numel;
   for (StateOp state : getRuleStates(rule)) {
     int64_t elements = 1;
     if (auto type = dyn_cast<SymbolicTensorType>(state.getType())) {
       if (type.getAnyRank())
         elements = numel;
       for (Attribute dim : type.getDims()) {
-        auto size = dyn_cast<IntegerAttr>(dim);
-        if (!size)
+        auto extent = dyn_cast<IntegerAttr>(dim);
+        if (!extent)
           return state.emitError("the size of this state is not known at "
                                  "compile time");
-        elements *= size.getInt();
+        elements *= extent.getInt();
       }
     }
-    if (part == 0)
-      elements = 0;
-    else if (part != numel && elements == numel)
-      elements = part;
-    total += elements;
+    if (elements == numel)
+      ++size.shaped;
+    else
+      size.fixed += elements;
   }
-  return total;
+  return size;
 }
 
-void optgen::forEachRankPart(
-    UnitOp unit, int64_t worldSize, ArrayRef<int64_t> numels,
+} // namespace
+
+void optgen::forEachPositionPart(
+    UnitOp unit, ArrayRef<int64_t> numels,
     llvm::function_ref<void(int64_t, size_t, int64_t, int64_t)> each) {
-  ArrayRef<int64_t> counts = unit.getCounts();
   // Counts and owners are by position in a shard group.
+  ArrayRef<int64_t> counts = unit.getCounts();
   int64_t group = cast<ScheduleOp>(unit->getParentOp()).getShardGroupSize();
-  SmallVector<int64_t> start(group, 0);
-  bool parted =
-      unit.getKind() == UnitKind::flat || unit.getKind() == UnitKind::owned;
-  for (int64_t r = 1; r < group && parted; ++r)
-    start[r] = start[r - 1] + counts[r - 1];
-  for (auto [k, at] : llvm::enumerate(unit.getOffsets())) {
-    int64_t numel = numels[k];
-    for (int64_t rank = 0; rank < worldSize; ++rank) {
-      int64_t r = rank % group;
-      int64_t first = 0, last = numel;
-      switch (unit.getKind()) {
-      case UnitKind::small:
-      case UnitKind::local:
-        break;
-      case UnitKind::owned:
-        if ((*unit.getOwners())[k] != static_cast<int32_t>(r))
-          last = 0;
-        break;
-      case UnitKind::flat:
-        first = std::clamp<int64_t>(start[r] - at, 0, numel);
-        last = std::clamp<int64_t>(start[r] + counts[r] - at, first, numel);
-        break;
+  ArrayRef<int64_t> offsets = unit.getOffsets();
+  size_t members = numels.size();
+  switch (unit.getKind()) {
+  case UnitKind::small:
+  case UnitKind::local:
+    for (int64_t position = 0; position < group; ++position)
+      for (size_t k = 0; k < members; ++k)
+        if (numels[k] > 0)
+          each(position, k, 0, numels[k]);
+    break;
+  case UnitKind::owned:
+    for (size_t k = 0; k < members; ++k)
+      if (numels[k] > 0)
+        each((*unit.getOwners())[k], k, 0, numels[k]);
+    break;
+  case UnitKind::flat: {
+    // Position r has the packed elements [start, end); the members lie in
+    // order (the verifier checked the offsets), so one sweep meets each
+    // member at the positions it overlaps.
+    size_t k = 0;
+    int64_t start = 0;
+    for (int64_t position = 0; position < group; ++position) {
+      int64_t end = start + counts[position];
+      while (k < members && offsets[k] + numels[k] <= start)
+        ++k;
+      for (size_t j = k; j < members && offsets[j] < end; ++j) {
+        int64_t first = std::clamp<int64_t>(start - offsets[j], 0, numels[j]);
+        int64_t last = std::clamp<int64_t>(end - offsets[j], first, numels[j]);
+        if (last > first)
+          each(position, j, first, last);
       }
-      each(rank, k, first, last);
+      start = end;
     }
+    break;
+  }
   }
 }
 
@@ -85,51 +109,51 @@ FailureOr<StepExplanation> optgen::explainSchedule(ScheduleOp schedule) {
     numelOf[param.getName()] = ShapedType::getNumElements(param.getShape());
   step.params = numelOf.size();
   step.imbalance = runtime::ownedImbalance(readShardPlan(schedule));
-  step.ranks.resize(step.worldSize);
+  step.positions.resize(step.groupSize);
 
-  // What each rank updates, and the state it keeps for it.
+  // What each position updates, and the state it keeps for it.
+  llvm::DenseMap<Operation *, unsigned> unitIndex;
   for (UnitOp unit : schedule.getBlock().getOps<UnitOp>()) {
-    SmallVector<int64_t> numels;
-    SmallVector<RuleOp> rules;
+    unsigned index = static_cast<unsigned>(step.units.size());
+    unitIndex[unit] = index;
+    ExplainedUnit explained{unit.getKind(), {}, {}};
+    SmallVector<StateSize> states;
     for (auto [name, ruleRef] :
          llvm::zip(unit.getParams().getAsValueRange<StringAttr>(),
                    unit.getRules().getAsRange<FlatSymbolRefAttr>())) {
-      numels.push_back(numelOf.lookup(name));
-      rules.push_back(
-          SymbolTable::lookupNearestSymbolFrom<RuleOp>(unit, ruleRef));
+      int64_t numel = numelOf.lookup(name);
+      FailureOr<StateSize> size = stateSize(
+          SymbolTable::lookupNearestSymbolFrom<RuleOp>(unit, ruleRef), numel);
+      if (failed(size))
+        return failure();
+      states.push_back(*size);
+      explained.names.push_back(name.str());
+      explained.numels.push_back(numel);
     }
-    ArrayAttr names = unit.getParams();
-    LogicalResult result = success();
-    forEachRankPart(
-        unit, step.worldSize, numels,
-        [&](int64_t r, size_t k, int64_t first, int64_t last) {
-          RankLoad &rank = step.ranks[r];
-          StringRef name = cast<StringAttr>(names[k]).getValue();
-          int64_t numel = numels[k];
-          FailureOr<int64_t> elements =
-              stateElements(rules[k], numel, last - first);
-          if (failed(elements)) {
-            result = failure();
-            return;
-          }
-          rank.stateBytes += 4 * *elements;
-          if (unit.getKind() == UnitKind::small)
-            rank.updates.push_back((name + " (all)").str());
-          else if (first == 0 && last == numel)
-            rank.updates.push_back(name.str());
-          else if (last > first)
-            rank.updates.push_back(
-                (name + "[" + Twine(first) + ":" + Twine(last) + "]").str());
-        });
-    if (failed(result))
-      return failure();
+    if (explained.everyRank()) {
+      int64_t elements = 0;
+      for (const StateSize &size : states)
+        elements += size.elements(size.numel);
+      for (PositionLoad &position : step.positions)
+        position.stateBytes += 4 * elements;
+    } else {
+      forEachPositionPart(
+          unit, explained.numels,
+          [&](int64_t r, size_t k, int64_t first, int64_t last) {
+            PositionLoad &position = step.positions[r];
+            position.stateBytes += 4 * states[k].elements(last - first);
+            position.updates.push_back(
+                {index, static_cast<unsigned>(k), first, last});
+          });
+    }
+    step.units.push_back(std::move(explained));
   }
 
   // The collectives and their payloads: an all-reduce gives and gets the
-  // packed buffer; a reduce-scatter gives it and gets the rank's part (and
-  // with shard groups, the part's all-reduce across the groups gives and
-  // gets the part); an all-gather gives the part and gets the buffer. A
-  // rank alone skips them (they would be copies).
+  // packed buffer; a reduce-scatter gives it and gets the position's part
+  // (and with shard groups, the part's all-reduce across the groups gives
+  // and gets the part); an all-gather gives the part and gets the buffer.
+  // A rank alone skips them (they would be copies).
   bool groups = step.groupSize < step.worldSize;
   for (Operation &op : schedule.getBlock()) {
     auto count = [&](int &counter, Value unitValue, TypeAttr payload,
@@ -139,21 +163,20 @@ FailureOr<StepExplanation> optgen::explainSchedule(ScheduleOp schedule) {
         return;
       auto unit = unitValue.getDefiningOp<UnitOp>();
       int64_t bytes = payload.getValue().getIntOrFloatBitWidth() / 8;
-      for (auto [r, rank] : llvm::enumerate(step.ranks)) {
-        int64_t part = unit.getKind() == UnitKind::small
-                           ? unit.getPackedElements()
-                           : unit.getCounts()[r % step.groupSize];
-        int64_t packed = unit.getPackedElements();
+      int64_t packed = unit.getPackedElements();
+      bool small = unit.getKind() == UnitKind::small;
+      for (auto [r, position] : llvm::enumerate(step.positions)) {
+        int64_t part = small ? packed : unit.getCounts()[r];
         // Within a group of one rank, a reduce-scatter or all-gather is a
         // copy.
-        if (unit.getKind() == UnitKind::small || step.groupSize > 1) {
-          rank.sentBytes += bytes * (givesAll ? packed : part);
-          rank.receivedBytes += bytes * (getsAll ? packed : part);
+        if (small || step.groupSize > 1) {
+          position.sentBytes += bytes * (givesAll ? packed : part);
+          position.receivedBytes += bytes * (getsAll ? packed : part);
         }
         if (groups && givesAll && !getsAll) {
           // The reduce-scatter's part, averaged across the groups.
-          rank.sentBytes += bytes * part;
-          rank.receivedBytes += bytes * part;
+          position.sentBytes += bytes * part;
+          position.receivedBytes += bytes * part;
         }
       }
     };
@@ -175,9 +198,9 @@ FailureOr<StepExplanation> optgen::explainSchedule(ScheduleOp schedule) {
       runtime::Traffic traffic = runtime::partialsTraffic(
           static_cast<int64_t>(getGlobalPartials(optimizer).size()),
           static_cast<int>(step.groupSize));
-      for (RankLoad &rank : step.ranks) {
-        rank.sentBytes += traffic.sent;
-        rank.receivedBytes += traffic.received;
+      for (PositionLoad &position : step.positions) {
+        position.sentBytes += traffic.sent;
+        position.receivedBytes += traffic.received;
       }
     }
   }
@@ -219,12 +242,37 @@ void optgen::printExplanation(const StepExplanation &step, raw_ostream &os) {
   os << "load imbalance of owned matrices (max/mean of estimated cost): "
      << format("%.3f", step.imbalance) << "\n\n";
   os << "rank  state bytes   sent/step   received/step  updates\n";
-  for (auto [r, rank] : llvm::enumerate(step.ranks)) {
-    os << format("%4d  %11lld  %10lld  %14lld  ", static_cast<int>(r),
-                 static_cast<long long>(rank.stateBytes),
-                 static_cast<long long>(rank.sentBytes),
-                 static_cast<long long>(rank.receivedBytes));
-    llvm::interleaveComma(rank.updates, os);
+  for (int64_t r = 0; r < step.worldSize; ++r) {
+    const PositionLoad &load = step.rank(r);
+    os << format("%4lld  %11lld  %10lld  %14lld  ", static_cast<long long>(r),
+                 static_cast<long long>(load.stateBytes),
+                 static_cast<long long>(load.sentBytes),
+                 static_cast<long long>(load.receivedBytes));
+    // The units in the schedule's order: those of every rank, then the
+    // position's own parts of the others.
+    bool first = true;
+    auto separate = [&] {
+      if (!first)
+        os << ", ";
+      first = false;
+    };
+    const PartUpdate *part = load.updates.data();
+    const PartUpdate *end = part + load.updates.size();
+    for (auto [u, unit] : llvm::enumerate(step.units)) {
+      if (unit.everyRank()) {
+        for (const std::string &name : unit.names) {
+          separate();
+          os << name << (unit.kind == UnitKind::small ? " (all)" : "");
+        }
+        continue;
+      }
+      for (; part != end && part->unit == u; ++part) {
+        separate();
+        os << unit.names[part->member];
+        if (part->first != 0 || part->last != unit.numels[part->member])
+          os << "[" << part->first << ":" << part->last << "]";
+      }
+    }
     os << "\n";
   }
   os << "\n(bytes: the payloads each rank gives to and gets from the "
@@ -240,11 +288,13 @@ void optgen::writeExplanationJson(
   os << ", \"collectives_per_step\": " << collectivesOf(step)
      << ", \"imbalance\": " << format("%.6f", step.imbalance)
      << ", \"ranks\": [";
-  for (auto [r, rank] : llvm::enumerate(step.ranks))
+  for (int64_t r = 0; r < step.worldSize; ++r) {
+    const PositionLoad &load = step.rank(r);
     os << (r ? ", " : "") << "{\"rank\": " << r
-       << ", \"state_bytes\": " << rank.stateBytes
-       << ", \"sent_bytes\": " << rank.sentBytes
-       << ", \"received_bytes\": " << rank.receivedBytes << "}";
+       << ", \"state_bytes\": " << load.stateBytes
+       << ", \"sent_bytes\": " << load.sentBytes
+       << ", \"received_bytes\": " << load.receivedBytes << "}";
+  }
   os << "]";
   for (const auto &[name, value] : extra)
     os << ", \"" << name << "\": " << value;

@@ -377,15 +377,17 @@ optgen::simulateSchedule(ScheduleOp schedule,
     }
     if (unit.getKind() == UnitKind::flat || unit.getKind() == UnitKind::owned)
       scheme.paddingElements += unit.getPackedElements() - packed;
-    std::vector<PartCost> parts(world);
-    forEachRankPart(unit, world, numels,
-                    [&](int64_t rank, size_t member, int64_t first,
-                        int64_t last) {
-                      parts[rank].add(*members[member], last - first);
-                    });
+    // Per position of a shard group: each group's ranks do alike.
+    int group = static_cast<int>(schedule.getShardGroupSize());
+    std::vector<PartCost> parts(group);
+    forEachPositionPart(unit, numels,
+                        [&](int64_t position, size_t member, int64_t first,
+                            int64_t last) {
+                          parts[position].add(*members[member], last - first);
+                        });
     std::vector<double> seconds(world);
     for (int r = 0; r < world; ++r)
-      seconds[r] = parts[r].seconds(machine);
+      seconds[r] = parts[r % group].seconds(machine);
     unitIndex[unit] = static_cast<int>(step.compute.size());
     scheme.units.push_back(
         unitSummary(stringifyUnitKind(unit.getKind()),

@@ -9,13 +9,56 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 using namespace llvm;
 using namespace mlir;
 using namespace optgen;
+
+std::unique_ptr<MemoryBuffer> optgen::openInput(StringRef path,
+                                                std::string &error) {
+  if (path == "-") {
+    ErrorOr<std::unique_ptr<MemoryBuffer>> input = MemoryBuffer::getSTDIN();
+    if (!input)
+      error = "cannot read standard input: " + input.getError().message();
+    return input ? std::move(*input) : nullptr;
+  }
+  // Opened without waiting (a fifo's open would wait for a writer), then
+  // judged by what was opened, not by a name that may change meanwhile.
+  int fd = ::open(path.str().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    error = "cannot open '" + path.str() + "': " + std::strerror(errno);
+    return nullptr;
+  }
+  struct stat status;
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    error = "'" + path.str() + "' is " +
+            (S_ISDIR(status.st_mode)    ? "a folder"
+             : S_ISFIFO(status.st_mode) ? "a fifo"
+             : S_ISCHR(status.st_mode)  ? "a character device"
+                                        : "not a regular file") +
+            ": optgen reads its inputs from regular files (or '-', standard "
+            "input)";
+    ::close(fd);
+    return nullptr;
+  }
+  ErrorOr<std::unique_ptr<MemoryBuffer>> input = MemoryBuffer::getOpenFile(
+      fd, path, static_cast<uint64_t>(status.st_size));
+  ::close(fd);
+  if (!input) {
+    error = "cannot read '" + path.str() + "': " + input.getError().message();
+    return nullptr;
+  }
+  return std::move(*input);
+}
 
 SyntaxErrorFn optgen::syntaxErrorsAsDiagnostics(MLIRContext &context,
                                                 SourceMgr &sourceMgr) {
@@ -86,7 +129,7 @@ LogicalResult optgen::addShapes(ModuleOp module, StringRef shapesFile) {
 /// printed with their source line; null after reporting why not.
 static std::unique_ptr<LoadedSpec> openLoaded(StringRef path) {
   std::string message;
-  std::unique_ptr<MemoryBuffer> input = openInputFile(path, &message);
+  std::unique_ptr<MemoryBuffer> input = openInput(path, message);
   if (!input) {
     WithColor::error(errs(), "optgen") << message << "\n";
     return nullptr;

@@ -2555,6 +2555,10 @@ OwningOpRef<ModuleOp> MLIRGenImpl::gen(const ast::Module &spec) {
   }
   if (failed(verify(*module)))
     return nullptr;
+  // The math as the spec and -D made it, before any stage changes its
+  // form: what every rank and every checkpoint must agree on.
+  for (OptimizerOp optimizer : module->getOps<OptimizerOp>())
+    optimizer->setAttr(kMathAttr, builder.getStringAttr(mathFingerprint(optimizer)));
   return module;
 }
 

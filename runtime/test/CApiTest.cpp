@@ -232,6 +232,60 @@ TEST(CApiTest, ErrorsAreStatusesWithMessages) {
   EXPECT_EQ(optimizer, nullptr);
 }
 
+TEST(CApiTest, HandlesAndMemoryAreChecked) {
+  optgen_optimizer *optimizer = nullptr;
+  ASSERT_OK(optgen_optimizer_create(newMixed, &optimizer));
+  // A tensor with elements and no memory (which a step, or an import,
+  // would have read at address 0).
+  std::vector<float> g(4);
+  CTensor nowhere(nullptr, DType::F32, {2, 2});
+  CTensor grad(g.data(), DType::F32, {2, 2});
+  EXPECT_EQ(optgen_add_parameter(optimizer, "w0", &nowhere.tensor,
+                                 &grad.tensor, nullptr),
+            OPTGEN_ERROR);
+  EXPECT_STREQ(optgen_last_error(), "parameter 'w0' has shape [2, 2] but no "
+                                    "memory (its data is null)");
+  optgen_checkpoint *checkpoint = optgen_checkpoint_create();
+  EXPECT_EQ(optgen_checkpoint_add_tensor(checkpoint, "state/w0/m",
+                                         &nowhere.tensor),
+            OPTGEN_ERROR);
+  EXPECT_STREQ(optgen_last_error(), "tensor 'state/w0/m' has shape [2, 2] but "
+                                    "no memory (its data is null)");
+  // Without elements, no memory is needed.
+  CTensor empty(nullptr, DType::F32, {0, 2});
+  ASSERT_OK(optgen_checkpoint_add_tensor(checkpoint, "state/w0/v",
+                                         &empty.tensor));
+
+  // A handle of the other kind, and handles destroyed already: errors,
+  // not crashes (as a double free or a use after free would be).
+  EXPECT_EQ(optgen_step(reinterpret_cast<optgen_optimizer *>(checkpoint)),
+            OPTGEN_ERROR);
+  EXPECT_STREQ(optgen_last_error(),
+               "the optimizer handle is not a live optimizer: it was "
+               "destroyed already, or optgen never made it");
+  optgen_checkpoint_destroy(checkpoint);
+  EXPECT_STREQ(optgen_last_error(), "");
+  optgen_checkpoint_destroy(checkpoint);
+  EXPECT_STREQ(optgen_last_error(),
+               "the checkpoint handle is not a live checkpoint: it was "
+               "destroyed already, or optgen never made it");
+  EXPECT_EQ(optgen_checkpoint_tensor_count(checkpoint), -1);
+  EXPECT_EQ(optgen_checkpoint_add_tensor(checkpoint, "state/w0/v",
+                                         &empty.tensor),
+            OPTGEN_ERROR);
+  optgen_optimizer_destroy(optimizer);
+  EXPECT_EQ(optgen_step(optimizer), OPTGEN_ERROR);
+  EXPECT_STREQ(optgen_last_error(),
+               "the optimizer handle is not a live optimizer: it was "
+               "destroyed already, or optgen never made it");
+  optgen_optimizer_destroy(optimizer);
+  EXPECT_STREQ(optgen_last_error(),
+               "the optimizer handle is not a live optimizer: it was "
+               "destroyed already, or optgen never made it");
+  optgen_optimizer_destroy(nullptr);
+  EXPECT_STREQ(optgen_last_error(), "");
+}
+
 TEST(CApiTest, RebindingEveryStepEndsWhereFixedMemoryDoes) {
   CRank rank;
   rank.create(nullptr);
@@ -431,10 +485,28 @@ TEST(CApiTest, AnImportedStateIsCheckedAsAFileIs) {
       ASSERT_OK(optgen_checkpoint_add_tensor(partial, name, &x));
     }
   }
+  // The checksum covers every tensor: a checkpoint without one of them,
+  // or with one bit of one changed, no longer holds what it says.
   EXPECT_EQ(optgen_import_state(rank.optimizer, partial, "the state dict"),
             OPTGEN_ERROR);
-  EXPECT_STREQ(optgen_last_error(), "the state dict is refused: it has no "
-                                    "state 'm' for parameter 'bias'");
+  EXPECT_EQ(std::string(optgen_last_error())
+                .rfind("the state dict is refused: it is corrupted: it says "
+                       "its checksum is '",
+                       0),
+            0u)
+      << optgen_last_error();
+  optgen_tensor first{};
+  const char *firstName = nullptr;
+  ASSERT_OK(optgen_checkpoint_tensor(exported, 0, &firstName, &first));
+  static_cast<unsigned char *>(first.data)[0] ^= 1;
+  EXPECT_EQ(optgen_import_state(rank.optimizer, exported, "the state dict"),
+            OPTGEN_ERROR);
+  EXPECT_EQ(std::string(optgen_last_error())
+                .rfind("the state dict is refused: it is corrupted", 0),
+            0u)
+      << optgen_last_error();
+  static_cast<unsigned char *>(first.data)[0] ^= 1;
+  ASSERT_OK(optgen_import_state(rank.optimizer, exported, "the state dict"));
   EXPECT_EQ(optgen_checkpoint_set_metadata(partial, "[1]"), OPTGEN_ERROR);
   EXPECT_STREQ(optgen_last_error(),
                "the checkpoint's metadata is not a JSON object");

@@ -3,7 +3,9 @@
 // Run under mpirun (docs/RELIABILITY.md): ranks whose parameters differ (one
 // more, a transposed shape, another order) or whose finalize() fails on one
 // rank get the same AgreedError on every rank, naming the rank and the
-// first difference; a non-finite gradient on one rank skips the step on
+// first difference, and so do ranks of other math or another non-finite
+// policy (at finalize()), and of other hyperparameters or memory that
+// overlaps (at a step, before it changes anything); a non-finite gradient on one rank skips the step on
 // every rank (NonFinitePolicy::Skip); a checkpoint saved into a
 // missing folder, or loaded from a file one rank lacks, fails on every rank
 // and leaves the state as it was; a checkpoint saved on N ranks loads back.
@@ -185,6 +187,77 @@ int main(int argc, char **argv) {
                       "'agree'" ||
                got.rfind("agreed: " + lastRank + ": ", 0) == 0,
            "finalize() fails on one rank: " + got, rank);
+  }
+
+  if (size > 1) {
+    // More than the parameters: the math (the same optimizer from another
+    // spec, or other -D values) and the non-finite policy, at finalize().
+    auto finalizeAs = [&](const char *math, bool skip) {
+      std::vector<Param> params = model();
+      OptimizerSpec differs = spec();
+      if (rank == last)
+        differs.math = math;
+      Optimizer opt(differs);
+      opt.setCommunicator(makeMpiCommunicator());
+      if (rank == last && skip)
+        opt.setNonFinitePolicy(NonFinitePolicy::Skip);
+      addAll(opt, params);
+      return thrown([&] { opt.finalize(); });
+    };
+    std::string got = finalizeAs("00000000000000bf", false);
+    expect(got == "agreed: " + lastRank +
+                      "'s optimizer 'agree' computes other math than rank "
+                      "0's: it was generated from another spec, or with "
+                      "other -D values (math fingerprints '00000000000000bf' "
+                      "and '')",
+           "other math: " + got, rank);
+    got = finalizeAs("", true);
+    expect(got == "agreed: " + lastRank +
+                      " skips steps with non-finite gradients, rank 0 does "
+                      "not: the ranks set the same policy "
+                      "(setNonFinitePolicy, skip_nonfinite, "
+                      "--skip-nonfinite), or one skips a step the others "
+                      "take",
+           "another non-finite policy: " + got, rank);
+
+    // Every step: the hyperparameters (a learning rate set on one rank
+    // alone), and memory that overlaps on one rank, are refused on every
+    // rank before anything changes; set alike again, the ranks step on.
+    std::vector<Param> params = model();
+    Optimizer opt(spec());
+    opt.setCommunicator(makeMpiCommunicator());
+    addAll(opt, params);
+    opt.finalize();
+    opt.step();
+    std::vector<Param> afterOne = params;
+    if (rank == last)
+      opt.setHyper("weights", "lr", 0.5);
+    got = thrown([&] { opt.step(); });
+    expect(got == "agreed: " + lastRank +
+                      " steps with hyperparameter 'lr' of group 'weights' = "
+                      "0.5, rank 0 with 0.25: every rank steps with the same "
+                      "hyperparameters (set them alike on every rank), or "
+                      "the ranks' parameters drift apart",
+           "another lr on one rank: " + got, rank);
+    bool unchanged = opt.stepCount("w0") == 1;
+    for (size_t p = 0; p < params.size(); ++p)
+      unchanged &= params[p].value == afterOne[p].value;
+    expect(unchanged, "a refused step changes nothing", rank);
+    if (rank == last) {
+      opt.setHyper("weights", "lr", 0.25);
+      opt.rebind("bias", {params[0].value.data(), DType::F32, {7}},
+                 {params[2].grad.data(), DType::F32, {7}});
+    }
+    got = thrown([&] { opt.step(); });
+    expect(got.rfind("agreed: " + lastRank + ": ", 0) == 0 &&
+               got.find("share memory") != std::string::npos,
+           "memory that overlaps on one rank: " + got, rank);
+    if (rank == last)
+      opt.rebind("bias", {params[2].value.data(), DType::F32, {7}},
+                 {params[2].grad.data(), DType::F32, {7}});
+    got = thrown([&] { opt.step(); });
+    expect(got.empty() && opt.stepCount("w0") == 2,
+           "the ranks alike again step on: " + got, rank);
   }
 
   // NonFinitePolicy::Skip: a NaN or an infinity in the last rank's

@@ -19,8 +19,15 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -113,6 +120,82 @@ TEST(FileIOTest, AFailedWriteKeepsThePreviousFile) {
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
                           std::filesystem::directory_iterator()),
             1);
+}
+
+/// A character device like `system` (major, minor) for a test to write:
+/// as root, a node of its own in `dir` (a writer that replaced it would
+/// replace only this one, not the system's), else the system's, which
+/// nobody else can replace.
+std::string device(const std::string &dir, const std::string &system,
+                   unsigned major, unsigned minor) {
+  if (::geteuid() != 0)
+    return system;
+  std::string path = dir + "/" + std::filesystem::path(system).filename().string();
+  EXPECT_EQ(::mknod(path.c_str(), S_IFCHR | 0666, makedev(major, minor)), 0)
+      << std::strerror(errno);
+  return path;
+}
+
+TEST(FileIOTest, ReplacesOnlyRegularFiles) {
+  std::string dir = folder("kinds");
+  // A link is followed: what it names is replaced, and it stays a link.
+  writeFileAtomically(dir + "/target", "old");
+  std::filesystem::create_symlink("target", dir + "/link");
+  writeFileAtomically(dir + "/link", "new");
+  EXPECT_TRUE(std::filesystem::is_symlink(dir + "/link"));
+  EXPECT_EQ(readFile(dir + "/target"), "new");
+  // A file keeps its permissions.
+  std::filesystem::permissions(dir + "/target",
+                               std::filesystem::perms::owner_read |
+                                   std::filesystem::perms::owner_write);
+  writeFileAtomically(dir + "/target", "newer");
+  EXPECT_EQ(std::filesystem::status(dir + "/target").permissions(),
+            std::filesystem::perms::owner_read |
+                std::filesystem::perms::owner_write);
+  // A dangling link gets its target, in the folder it names.
+  std::filesystem::create_symlink("made", dir + "/dangling");
+  writeFileAtomically(dir + "/dangling", "made");
+  EXPECT_EQ(readFile(dir + "/made"), "made");
+  std::filesystem::create_symlink("loop", dir + "/loop");
+  EXPECT_CONTAINS(errorOf([&] { writeFileAtomically(dir + "/loop", "x"); }),
+                  "cannot follow the link");
+
+  // A fifo is written through, and stays a fifo. (Its reader opens first,
+  // without waiting, so that the write neither waits nor, should the fifo
+  // be replaced, leaves the test waiting.)
+  std::string fifo = dir + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  writeFileAtomically(fifo, "through the fifo");
+  char received[64] = {};
+  EXPECT_EQ(::read(reader, received, sizeof received), 16);
+  ::close(reader);
+  EXPECT_STREQ(received, "through the fifo");
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+
+  // A device is written through: /dev/null takes the bytes and stays a
+  // device, /dev/full's full disk is the error.
+  std::string null = device(dir, "/dev/null", 1, 3);
+  std::string full = device(dir, "/dev/full", 1, 7);
+  writeFileAtomically(null, "gone");
+  EXPECT_TRUE(std::filesystem::is_character_file(null));
+  EXPECT_CONTAINS(errorOf([&] { writeFileAtomically(full, "x"); }),
+                  "'" + full + "': cannot write: " + std::strerror(ENOSPC));
+  EXPECT_TRUE(std::filesystem::is_character_file(full));
+
+  // Anything else is left as it is.
+  std::string socket = dir + "/socket";
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, socket.c_str(), sizeof address.sun_path - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof address),
+            0);
+  EXPECT_CONTAINS(errorOf([&] { writeFileAtomically(socket, "x"); }),
+                  "is a socket, not a file");
+  ::close(fd);
+  EXPECT_TRUE(std::filesystem::is_socket(socket));
 }
 
 TEST(FileIOTest, SameFileSeesThroughPaths) {
@@ -320,18 +403,35 @@ TEST(CheckpointTest, InMemoryIsTheFileAndImportsAsItLoads) {
   for (auto &[name, t] : a.params)
     EXPECT_EQ(t.value, b.params[name].value) << name;
 
-  // Checked as a file is, but for the checksum: a program may change the
-  // tensors it keeps.
-  float *buf = reinterpret_cast<float *>(exported.tensors["state/b/buf"].bytes.data());
-  buf[0] += 1;
-  EXPECT_EQ(errorOf([&] {
-              second.importState(exported.metadata, views, "the state dict");
-            }),
-            "(no error)");
+  // Checked as a file is, checksum included: a flipped bit of a state (it
+  // loaded, m[0] 0.05 -> 1.7e37), an edited checksum or count of skipped
+  // steps, is refused, and the state stays as it was.
+  std::string dirState = stateOf(second, dir);
+  auto importing = [&](const std::map<std::string, std::string> &metadata) {
+    return errorOf([&] {
+      second.importState(metadata, views, "the state dict");
+    });
+  };
+  std::vector<unsigned char> &bytes = exported.tensors["state/b/buf"].bytes;
+  bytes[3] ^= 0x40;
+  EXPECT_CONTAINS(importing(exported.metadata),
+                  "the state dict is refused: it is corrupted: it says its "
+                  "checksum is '" +
+                      exported.metadata["checksum"] + "', but its contents "
+                      "hash to '");
+  bytes[3] ^= 0x40;
+  for (const char *key : {"checksum", "skipped_steps"}) {
+    std::map<std::string, std::string> edited = exported.metadata;
+    edited[key] = "7";
+    EXPECT_CONTAINS(importing(edited), "the state dict is refused: it is "
+                                       "corrupted");
+  }
+  EXPECT_EQ(stateOf(second, dir), dirState);
+  // Whatever else is wrong, a checkpoint whose checksum fits names it.
   views.erase("step/w");
-  EXPECT_EQ(errorOf([&] {
-              second.importState(exported.metadata, views, "the state dict");
-            }),
+  std::map<std::string, std::string> partial = exported.metadata;
+  partial["checksum"] = checkpointChecksum(partial, views);
+  EXPECT_EQ(importing(partial),
             "the state dict is refused: it has no step count for parameter "
             "'w'");
   Tensor elsewhere = exported.tensors["step/w"];
@@ -382,6 +482,25 @@ TEST(CheckpointTest, RefusesAnotherOptimizersState) {
             "'" + path +
                 "' is refused: rule 'sgd' has states [buf, sq] here, "
                 "[momentum_buffer, sq] in the checkpoint");
+}
+
+TEST(CheckpointTest, RefusesTheStateOfOtherMath) {
+  // The spec's structure is the same; its math (another spec of the same
+  // optimizer, other -D values) is not: the fingerprints differ.
+  std::string dir = folder("math");
+  OptimizerSpec f32 = sgdSpec(), bf16 = sgdSpec();
+  f32.math = "00000000000000f3";
+  bf16.math = "00000000000000bf";
+  std::string path = saved(dir + "/c.safetensors", Model({{"w", {4}}}), f32);
+  auto [error, unchanged] = refused(path, Model({{"w", {4}}}), bf16);
+  EXPECT_EQ(error, "'" + path +
+                       "' is refused: it was saved by an optimizer that "
+                       "computes other math than this one: another spec, or "
+                       "other -D values (math fingerprints "
+                       "\"00000000000000f3\" in the checkpoint, "
+                       "\"00000000000000bf\" here)");
+  EXPECT_TRUE(unchanged);
+  EXPECT_EQ(refused(path, Model({{"w", {4}}}), f32).first, "(no error)");
 }
 
 TEST(CheckpointTest, RefusesAMissingOrAnExtraParameter) {
@@ -465,8 +584,9 @@ TEST(CheckpointTest, RefusesHyperparametersTheGroupCannotTake) {
   });
   EXPECT_EQ(refused(path, model).first,
             "'" + path +
-                "' is refused: hyperparameter 'ns_steps' of group 'all' is "
-                "-1, which it cannot take");
+                "' is refused: its hyperparameter 'ns_steps' of group 'all' "
+                "is -1: it counts (bounds a slice of a table), so it is at "
+                "least 0");
 }
 
 TEST(CheckpointTest, AFailedSaveKeepsThePreviousCheckpoint) {
@@ -514,6 +634,69 @@ TEST(ReliabilityTest, ParametersWithoutElementsStep) {
     opt.saveState(dir + "/c.safetensors");
     opt.loadState(dir + "/c.safetensors");
   }
+}
+
+TEST(ReliabilityTest, ParametersDoNotShareMemory) {
+  // One tensor registered twice (tied weights as two names, overlapping
+  // views) would be stepped twice where it overlaps (finalize() refuses
+  // it); a parameter in a gradient's memory would be written while it is
+  // read (the first step refuses it, once the gradients are bound), before
+  // anything changes.
+  std::vector<float> memory(16, 1.0f), grads(16, 0.5f);
+  auto at = [&](std::vector<float> &buffer, size_t offset, int64_t numel) {
+    return TensorView{buffer.data() + offset, DType::F32, {numel}};
+  };
+  auto stepWith = [&](const std::vector<std::array<size_t, 3>> &layout) {
+    // Per parameter: its offset in `memory`, its length, its gradient's
+    // offset in `grads` (or, past 100, in `memory`).
+    Optimizer opt(sgdSpec());
+    for (size_t i = 0; i < layout.size(); ++i) {
+      auto [offset, numel, grad] = layout[i];
+      opt.addParameter("p" + std::to_string(i),
+                       at(memory, offset, static_cast<int64_t>(numel)),
+                       grad >= 100 ? at(memory, grad - 100, static_cast<int64_t>(numel))
+                                   : at(grads, grad, static_cast<int64_t>(numel)));
+    }
+    std::vector<float> before = memory;
+    std::string error = errorOf([&] {
+      opt.finalize();
+      opt.step();
+    });
+    if (error != "(no error)") {
+      EXPECT_EQ(memory, before) << "a refused step changed a parameter";
+    }
+    return error;
+  };
+  EXPECT_EQ(stepWith({{0, 4, 0}, {0, 4, 4}}),
+            "parameter 'p0' and parameter 'p1' share memory (one tensor "
+            "registered twice, tied weights, or views that overlap): a step "
+            "writes each parameter once, so each needs memory of its own");
+  EXPECT_EQ(stepWith({{0, 8, 0}, {8, 4, 8}, {6, 4, 12}}),
+            "parameter 'p0' and parameter 'p2' share memory (one tensor "
+            "registered twice, tied weights, or views that overlap): a step "
+            "writes each parameter once, so each needs memory of its own");
+  EXPECT_EQ(stepWith({{0, 4, 100}}),
+            "parameter 'p0' and its gradient share memory: a step writes the "
+            "parameter while it reads the gradient");
+  EXPECT_EQ(stepWith({{0, 4, 0}, {4, 4, 102}}),
+            "parameter 'p0' and the gradient of 'p1' share memory (one tensor "
+            "registered twice, tied weights, or views that overlap): a step "
+            "writes each parameter once, so each needs memory of its own");
+  // Gradients may share memory (they are only read); parameters side by
+  // side do not overlap.
+  EXPECT_EQ(stepWith({{0, 4, 0}, {4, 4, 0}, {8, 8, 0}}), "(no error)");
+
+  // Memory moved onto another parameter's is refused at the next step.
+  Optimizer opt(sgdSpec());
+  opt.addParameter("a", at(memory, 0, 4), at(grads, 0, 4));
+  opt.addParameter("b", at(memory, 4, 4), at(grads, 4, 4));
+  opt.finalize();
+  opt.step();
+  opt.rebind("b", at(memory, 2, 4), at(grads, 4, 4));
+  EXPECT_CONTAINS(errorOf([&] { opt.step(); }),
+                  "parameter 'a' and parameter 'b' share memory");
+  opt.rebind("b", at(memory, 4, 4), at(grads, 4, 4));
+  EXPECT_EQ(errorOf([&] { opt.step(); }), "(no error)");
 }
 
 TEST(ReliabilityTest, HyperparametersMustBeValuesTheRuleCanTake) {

@@ -83,7 +83,7 @@ optgen.optimizer @o {
 // -----
 
 optgen.optimizer @o {
-  optgen.rule @r inputs ["p", "g"] {
+  optgen.rule @r inputs ["p", "g"] attributes {optgen.workspace = [#optgen.slot<[m], f32>, #optgen.slot<[m], f32>]} {
   ^bb0(%p: !optgen.tensor<[m], f32>, %g: !optgen.tensor<[m], f32>):
     %steps = optgen.constant 1 : i64
     // expected-error @+1 {{'optgen.next_buffers' entry 0 must be unit or a workspace slot other than the carried value's}}
@@ -98,7 +98,7 @@ optgen.optimizer @o {
 // -----
 
 optgen.optimizer @o {
-  optgen.rule @r inputs ["p", "g"] {
+  optgen.rule @r inputs ["p", "g"] attributes {optgen.workspace = [#optgen.slot<[m], f32>, #optgen.slot<[m], f32>]} {
   ^bb0(%p: !optgen.tensor<[m], f32>, %g: !optgen.tensor<[m], f32>):
     %steps = optgen.constant 1 : i64
     // expected-error @+1 {{'optgen.next_buffers' entry 0 must be unit or a workspace slot other than the carried value's}}

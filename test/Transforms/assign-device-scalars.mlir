@@ -8,7 +8,7 @@
 // CHECK-SAME:  optgen.workspace = [#optgen.slot<[m, 1], f32>, #optgen.slot<[], f32>, #optgen.slot<[64], f64>, #optgen.slot<[], f32>, #optgen.slot<[64], f32>]
 // CHECK:       optgen.reduce norm %{{.*}} {accumulator = f64, optgen.buffers = [#optgen.buffer<workspace, 2>]}
 // CHECK:       optgen.reduce sum %{{.*}} along %{{.*}} {accumulator = f32, optgen.buffers = [#optgen.buffer<workspace, 0>]}
-// CHECK:       optgen.buffers = [#optgen.buffer<workspace, 1>, #optgen.buffer<state, 0>]
+// CHECK:       optgen.buffers = [#optgen.buffer<workspace, 1>, #optgen.buffer<state, 0>, #optgen.buffer<workspace, 0>]
 // CHECK:       optgen.reduce max %{{.*}} {accumulator = f32, optgen.buffers = [#optgen.buffer<workspace, 4>]}
 // CHECK:       optgen.buffers = [#optgen.buffer<workspace, 3>]
 // BAD: error: optgen-assign-device-scalars: partials is at least 1, not 0
@@ -17,12 +17,12 @@ optgen.optimizer @o {
   ^bb0(%p: !optgen.tensor<[m, n], f32>, %g: !optgen.tensor<[m, n], f32>):
     %c1 = optgen.constant 1 : i64
     %m = optgen.state "m" like %p : !optgen.tensor<[m, n], f32> -> !optgen.tensor<[m, n], f32>
-    %k:2 = optgen.kernel -> (f32, !optgen.tensor<[m, n], f32>) {
+    %k:3 = optgen.kernel -> (f32, !optgen.tensor<[m, n], f32>, !optgen.tensor<[m, 1], f32>) {
       %n = optgen.reduce norm %g {accumulator = f64} : !optgen.tensor<[m, n], f32>
       %r = optgen.reduce sum %g along %c1 {accumulator = f32, optgen.buffers = [#optgen.buffer<workspace, 0>]} : !optgen.tensor<[m, n], f32>
       %s = optgen.mul %g, %n : !optgen.tensor<[m, n], f32>, f32
-      optgen.yield %n, %s : f32, !optgen.tensor<[m, n], f32>
-    } {optgen.buffers = [unit, #optgen.buffer<state, 0>]}
+      optgen.yield %n, %s, %r : f32, !optgen.tensor<[m, n], f32>, !optgen.tensor<[m, 1], f32>
+    } {optgen.buffers = [unit, #optgen.buffer<state, 0>, #optgen.buffer<workspace, 0>]}
     %k2 = optgen.kernel -> (f32) {
       %x = optgen.reduce max %g {accumulator = f32} : !optgen.tensor<[m, n], f32>
       optgen.yield %x : f32

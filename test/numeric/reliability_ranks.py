@@ -5,7 +5,8 @@ reliability_ranks.py --runner R --mpiexec M --ranks N
 Runs a runner of examples/nanochat.opt under mpirun on N ranks (MPMD: the
 last rank gets other arguments) in the ways a distributed run goes wrong:
 ranks whose parameters differ (one more, one fewer, transposed, in another
-order), whose cases have different step counts, a checkpoint saved to a
+order), whose cases have different step counts or hyperparameters, of
+which one alone skips non-finite steps, a checkpoint saved to a
 missing folder, loaded from a file one rank lacks or from different files,
 a case one rank cannot read, an output that is the case, and a rank that
 fails inside a step. Each must end every rank within --limit seconds with
@@ -30,7 +31,22 @@ NAMES = {
 }
 
 
-def make_case(path, params, steps=3, reverse=False, seed=5):
+def groups(lr):
+    """A case's groups, as `optgen case new` writes them for NAMES, with the
+    matrices' lr."""
+    import json
+    return json.dumps([
+        {"kind": "adamw", "params": ["transformer.wte.weight"], "lr": 0.2,
+         "betas": [0.8, 0.995], "eps": 1e-10, "weight_decay": 0.001},
+        {"kind": "adamw", "params": ["resid_lambdas"], "lr": 0.005,
+         "betas": [0.8, 0.95], "eps": 1e-10, "weight_decay": 0},
+        {"kind": "muon", "params": ["transformer.h.0.attn.c_q.weight",
+                                    "transformer.h.1.mlp.c_fc.weight"],
+         "lr": lr, "momentum": 0.95, "ns_steps": 5, "beta2": 0.9,
+         "weight_decay": 0}])
+
+
+def make_case(path, params, steps=3, reverse=False, seed=5, metadata=None):
     """A case of `params` (name -> shape); with `reverse`, its header lists
     the tensors in reverse name order (the order the runner registers)."""
     import random
@@ -44,7 +60,7 @@ def make_case(path, params, steps=3, reverse=False, seed=5):
         for step in range(1, steps + 1):
             tensors[f"grad/{step}/{name}"] = (shape, [rng.gauss(0, 0.1) for _ in range(numel)])
     if not reverse:
-        safetensors_io.write(path, tensors, {"steps": str(steps)})
+        safetensors_io.write(path, tensors, dict(metadata or {}, steps=str(steps)))
         return
     import json
     import struct
@@ -87,6 +103,8 @@ def main():
             make_case(f"{tmp}/{name}.safetensors", params)
         make_case(f"{tmp}/reversed.safetensors", NAMES, reverse=True)
         make_case(f"{tmp}/four.safetensors", NAMES, steps=4)
+        make_case(f"{tmp}/lr.safetensors", NAMES, metadata={"groups": groups(0.02)})
+        make_case(f"{tmp}/other-lr.safetensors", NAMES, metadata={"groups": groups(0.03)})
         subprocess.run([args.runner, "--case", case, "--save-state", f"{tmp}/good.st"],
                        check=True, stdout=subprocess.DEVNULL)
         make_case(f"{tmp}/seed6.safetensors", NAMES, seed=6)
@@ -147,6 +165,12 @@ def main():
         run("--load-state of another run's checkpoint on one rank",
             base + ["--load-state", f"{tmp}/good.st"], base + ["--load-state", f"{tmp}/later.st"],
             f"rank {last} read another checkpoint")
+        run("a rank steps with another lr", ["--case", f"{tmp}/lr.safetensors"],
+            ["--case", f"{tmp}/other-lr.safetensors"],
+            f"rank {last} steps with hyperparameter 'lr' of group 'case2.muon' = "
+            "0.03, rank 0 with 0.02")
+        run("a rank alone skips non-finite steps", base, base + ["--skip-nonfinite"],
+            f"rank {last} skips steps with non-finite gradients, rank 0 does not")
         run("a rank fails inside a step", base, base + ["--fail-at-step", "2"],
             f"rank {last}: failing before step 2", everywhere=False)
         run("every rank well", base + ["--load-state", f"{tmp}/good.st"],

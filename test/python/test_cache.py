@@ -1,12 +1,16 @@
 """The cache of compiled specs: processes that start together (the ranks of
 a job) build an entry once, the others waiting for it; an entry whose
-library is not the one its build left is built again."""
+library is not the one its build left is built again; an entry is built
+from the bytes it is cached under; a cache that cannot be used is a
+BuildError."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+
+import pytest
 
 import optgen
 from support import SOURCE
@@ -41,3 +45,37 @@ def test_processes_build_an_entry_once_and_rebuild_a_broken_one(tmp_path, monkey
     monkeypatch.setenv("OPTGEN_CACHE_DIR", str(tmp_path))
     assert str(optgen.compile_spec(SPEC).path) == library
     assert os.path.getsize(library) > 1000
+
+
+def test_an_entry_is_built_from_the_bytes_it_is_cached_under(tmp_path, monkeypatch):
+    # The spec edited after its bytes were hashed (here: as the build
+    # starts) must not be what is cached under them; the entry builds its
+    # own copy of the hashed bytes.
+    monkeypatch.setenv("OPTGEN_CACHE_DIR", str(tmp_path / "cache"))
+    spec = tmp_path / "edited.opt"
+    spec.write_text(SPEC.read_text())
+    run = optgen.build._run
+
+    def editing(command, log, what):
+        if "configuring" in what:
+            spec.write_text(SPEC.read_text().replace("optimizer adamw",
+                                                     "optimizer adamw_edited"))
+        run(command, log, what)
+    monkeypatch.setattr(optgen.build, "_run", editing)
+    assert optgen.compile_spec(spec).name == "adamw"
+
+
+def test_a_cache_that_cannot_be_used_is_a_build_error(tmp_path, monkeypatch):
+    # A relative OPTGEN_CACHE_DIR is the folder it names from here (CMake,
+    # building in it, read it from its own folders and failed).
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPTGEN_CACHE_DIR", "relative/cache")
+    assert optgen.build._cache_root() == tmp_path / "relative" / "cache"
+    # A file where the cache's folder would be: a BuildError naming it, not
+    # an OSError's traceback.
+    (tmp_path / "file").write_text("not a folder")
+    monkeypatch.setenv("OPTGEN_CACHE_DIR", str(tmp_path / "file"))
+    with pytest.raises(optgen.BuildError, match="optgen's cache '.*file' cannot "
+                       "be used: .*set OPTGEN_CACHE_DIR to a folder this "
+                       "process can write"):
+        optgen.compile_spec(SPEC)

@@ -96,12 +96,99 @@ def test_the_state_dict_round_trips():
         torch.zeros(3, 3))], lr=0.1)], spec=NANOCHAT, defines=F32)
     with pytest.raises(ValueError, match="has 5 param groups, this optimizer 1"):
         other.load_state_dict(state)
+    # The checksum covers every tensor: one missing is refused.
     broken = opt.state_dict()
     del broken["state"][1]["exp_avg"]
     with pytest.raises(optgen.OptgenError, match="the state_dict is refused: it "
-                       "has no state 'exp_avg' for parameter "
-                       "'transformer.wte.weight'"):
+                       "is corrupted: it says its checksum is"):
         opt.load_state_dict(broken)
+
+
+def test_a_state_dict_is_checked_before_anything_changes():
+    model = TinyGPT()
+    opt = make(model)
+    train(model, opt, 2)
+    good = opt.state_dict()
+
+    def refused(edit, error, match):
+        state = opt.state_dict()
+        edit(state)
+        with pytest.raises(error, match=match):
+            opt.load_state_dict(state)
+        assert same_state(opt.state_dict(), good)
+
+    # A flipped bit of a state (it loaded: 0.05 -> 1.7e37), an edited
+    # checksum or count of skipped steps: not what was saved.
+    def flip(state):
+        moment = state["state"][0]["exp_avg"]
+        moment.view(torch.int32)[0, 0] ^= 1 << 30
+    refused(flip, optgen.OptgenError, "is corrupted")
+    refused(lambda s: s["optgen"].update(checksum="0" * 16),
+            optgen.OptgenError, "is corrupted")
+    refused(lambda s: s["optgen"].update(skipped_steps="5"),
+            optgen.OptgenError, "is corrupted")
+    # param_groups are checked as the hyperparameters the next step sets
+    # (they loaded, and the step raised TypeError or KeyError).
+    refused(lambda s: s["param_groups"][0].update(lr="abc"), TypeError,
+            "param group 0 of the state_dict's 'lr' \\(rule 'adamw'\\) is "
+            "'abc'; it takes a number")
+    refused(lambda s: s["param_groups"][0].update(lr=float("nan")),
+            optgen.OptgenError, "hyperparameter 'lr' of group "
+            "'param_groups\\[0\\]' is nan: hyperparameters are finite numbers")
+    refused(lambda s: s["param_groups"][2].update(ns_steps=-1),
+            optgen.OptgenError, "'ns_steps' of group 'param_groups\\[2\\]' "
+            "is -1: it counts")
+    refused(lambda s: s["param_groups"][1].update(kind="nope"), ValueError,
+            "param group 1 of the state_dict has kind 'nope', this "
+            "optimizer's 'adamw'")
+    # What was saved loads, and steps on.
+    opt.load_state_dict(good)
+    train(model, opt, 1, first=2)
+
+
+def same_state(a, b) -> bool:
+    flat = lambda d: [(i, k, v) for i, s in sorted(d["state"].items())
+                      for k, v in sorted(s.items())]
+    return (a["optgen"] == b["optgen"] and
+            all(torch.equal(x[2], y[2]) for x, y in zip(flat(a), flat(b))))
+
+
+def test_the_step_writes_only_memory_it_was_given():
+    # Registered parameters are refused where two share memory: one tensor
+    # twice, tied weights under two names, views that overlap (each was
+    # stepped twice per step).
+    w = torch.nn.Parameter(torch.zeros(4, 4))
+    for pairs in ([("a", w), ("b", w)],
+                  [("a", torch.nn.Parameter(w.data.view(-1)[0:8])),
+                   ("b", torch.nn.Parameter(w.data.view(-1)[4:12]))]):
+        groups = [dict(kind="adamw", params=pairs, lr=0.1)]
+        with pytest.raises(optgen.OptgenError, match="parameter 'a' and "
+                           "parameter 'b' share memory"):
+            optgen.Optimizer(groups, spec=NANOCHAT, defines=F32)
+    with pytest.raises(optgen.OptgenError, match="share memory"):
+        optgen.Optimizer([dict(kind="adamw", params=[w, w], lr=0.1)],
+                         spec=NANOCHAT, defines=F32)
+    # A name the C ABI would cut at its NUL.
+    with pytest.raises(ValueError, match="holds a NUL character"):
+        optgen.Optimizer([dict(kind="adamw", params=[("a\0b", w)], lr=0.1)],
+                         spec=NANOCHAT, defines=F32)
+
+    # Memory replaced after registration: a view the step cannot write as
+    # it is (expanded: it wrote 65535 floats past the tensor; transposed: it
+    # stepped the wrong layout) is refused at the step.
+    model = TinyGPT()
+    opt = make(model)
+    averaged_backward(model, 0, 1)
+    head = model.lm_head.weight
+    kept = head.data
+    for replaced in (torch.zeros(1).expand(head.numel()).view(head.shape),
+                     kept.t().contiguous().t()):
+        head.data = replaced
+        with pytest.raises(ValueError, match="parameter 'lm_head.weight' is "
+                           "not contiguous"):
+            opt.step()
+    head.data = kept
+    opt.step()
 
 
 def test_lr_and_momentum_change_between_steps():

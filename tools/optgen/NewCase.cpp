@@ -5,6 +5,7 @@
 #include "optgen/runtime/ExitCodes.h"
 #include "optgen/runtime/Json.h"
 #include "optgen/runtime/Safetensors.h"
+#include "optgen/runtime/Tensor.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
@@ -14,7 +15,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
 
 using namespace mlir;
 using namespace optgen;
@@ -108,6 +114,34 @@ int optgen::writeNewCase(OptimizerOp optimizer, const NewCaseOptions &options) {
                          caseValue(value ? value : hyper.getDefaultValueAttr()));
     }
     groups.push_back(rt::JsonValue(std::move(entry)));
+  }
+
+  // The case is made in memory (and the file from it, as large again):
+  // one that could not be is refused before any of it is.
+  uint64_t bytes = 0;
+  bool fits = true;
+  for (ParamOp param : optimizer.getBlock().getOps<ParamOp>()) {
+    std::optional<int64_t> size = rt::checkedByteSize(
+        rt::DType::F32,
+        std::vector<int64_t>(param.getShape().begin(), param.getShape().end()));
+    uint64_t tensors = static_cast<uint64_t>(options.steps) + 1;
+    fits &= size && static_cast<uint64_t>(*size) <= UINT64_MAX / 4 / tensors &&
+            bytes <= UINT64_MAX / 4 - static_cast<uint64_t>(*size) * tensors;
+    if (fits)
+      bytes += static_cast<uint64_t>(*size) * tensors;
+  }
+  uint64_t memory = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
+                    static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (!fits || 2 * bytes > memory) {
+    std::fprintf(stderr,
+                 "optgen: error: the case of these parameters and %lld steps "
+                 "would be %s bytes, and optgen case new makes it in memory "
+                 "(twice: its tensors, then the file), more than this "
+                 "machine's %llu bytes: give fewer steps or smaller shapes\n",
+                 static_cast<long long>(options.steps),
+                 fits ? std::to_string(bytes).c_str() : "more than 2^62",
+                 static_cast<unsigned long long>(memory));
+    return rt::ExitUsage;
   }
 
   try {

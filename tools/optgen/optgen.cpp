@@ -24,12 +24,12 @@
 #include "optgen/Frontend/MLIRGen.h"
 #include "optgen/Pipelines/Pipelines.h"
 #include "optgen/runtime/ExitCodes.h"
+#include "optgen/runtime/FileIO.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
@@ -39,7 +39,6 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
@@ -389,6 +388,18 @@ std::optional<int> parsedShardGroup() {
   return group;
 }
 
+/// Whether the command line's --world-size, when given, is a number of
+/// ranks (0 is none: it used to read as "not given"); false after the
+/// error.
+bool validWorldSize() {
+  if (!worldSize.getNumOccurrences() || worldSize >= 1)
+    return true;
+  WithColor::error(errs(), "optgen")
+      << "--world-size is " << worldSize
+      << ": it is a number of ranks, at least 1\n";
+  return false;
+}
+
 /// optgen-plan with the command line's world size (at least `minWorldSize`)
 /// and shard group.
 LogicalResult plan(mlir::ModuleOp module, int minWorldSize = 0) {
@@ -439,28 +450,37 @@ std::optional<runtime::Machine> simulatedMachine() {
   }
   runtime::Machine machine = *preset;
   bool changed = false;
-  auto set = [&](auto &option, auto &field, double scale) {
+  // A rate (of products, of bytes) is a finite number above 0: the model
+  // divides by it; a cost (a latency, a fraction) or a count, one from 0.
+  enum Figure { Rate, Cost, Count };
+  auto set = [&](auto &option, auto &field, double scale, Figure figure) {
     if (!option.getNumOccurrences())
       return true;
-    if (option < 0) {
+    double value = option;
+    if (!std::isfinite(value) || value < 0 || (figure == Rate && value == 0) ||
+        !std::isfinite(value * scale)) {
       WithColor::error(errs(), "optgen")
-          << "--" << option.ArgStr << " must not be negative\n";
+          << "--" << option.ArgStr << " is " << format("%g", value) << ": it is "
+          << (figure == Rate   ? "a rate, a finite number above 0"
+              : figure == Cost ? "a cost, a finite number from 0"
+                               : "a count, from 0")
+          << "\n";
       return false;
     }
     field = option * scale;
     changed = true;
     return true;
   };
-  if (!set(gemmTflops, machine.gemm16, 1e12) ||
-      !set(gemmF32Tflops, machine.gemm32, 1e12) ||
-      !set(symmetricCost, machine.symmetricCost, 1) ||
-      !set(memBandwidth, machine.memory, 1e9) ||
-      !set(launchMicros, machine.launchOverhead, 1e-6) ||
-      !set(linkBandwidth, machine.linkBandwidth, 1e9) ||
-      !set(linkLatency, machine.linkLatency, 1e-6) ||
-      !set(netBandwidth, machine.netBandwidth, 1e9) ||
-      !set(netLatency, machine.netLatency, 1e-6) ||
-      !set(ranksPerNode, machine.ranksPerNode, 1))
+  if (!set(gemmTflops, machine.gemm16, 1e12, Rate) ||
+      !set(gemmF32Tflops, machine.gemm32, 1e12, Rate) ||
+      !set(symmetricCost, machine.symmetricCost, 1, Cost) ||
+      !set(memBandwidth, machine.memory, 1e9, Rate) ||
+      !set(launchMicros, machine.launchOverhead, 1e-6, Cost) ||
+      !set(linkBandwidth, machine.linkBandwidth, 1e9, Rate) ||
+      !set(linkLatency, machine.linkLatency, 1e-6, Cost) ||
+      !set(netBandwidth, machine.netBandwidth, 1e9, Rate) ||
+      !set(netLatency, machine.netLatency, 1e-6, Cost) ||
+      !set(ranksPerNode, machine.ranksPerNode, 1, Count))
     return std::nullopt;
   if (changed)
     machine.name += " (changed)";
@@ -579,6 +599,8 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
 int compile() {
   if (target != Target::None && !emit.getNumOccurrences())
     emit = Stage::Code;
+  if (!validWorldSize())
+    return ExitUsage;
   std::optional<int> group = parsedShardGroup();
   if (!group)
     return ExitUsage;
@@ -595,7 +617,7 @@ int compile() {
     return ExitUsage;
   }
   std::string message;
-  std::unique_ptr<MemoryBuffer> input = mlir::openInputFile(specFile, &message);
+  std::unique_ptr<MemoryBuffer> input = openInput(specFile, message);
   if (!input) {
     WithColor::error(errs(), "optgen") << message << "\n";
     return ExitFailure;
@@ -630,13 +652,9 @@ int compile() {
   }
   if (failed(result))
     return compileFailure;
-  if (Error error = writeToOutput(outputFile, [&](raw_ostream &out) {
-        out << text;
-        return Error::success();
-      })) {
-    WithColor::error(errs(), "optgen") << "cannot write '" << outputFile
-                                       << "': " << toString(std::move(error))
-                                       << "\n";
+  std::string error = runtime::writeFile(outputFile, text.data(), text.size());
+  if (!error.empty()) {
+    WithColor::error(errs(), "optgen") << error << "\n";
     return ExitFailure;
   }
   return ExitSuccess;
@@ -646,10 +664,8 @@ int explain() {
   std::optional<runtime::Machine> machine;
   if (simulate && !(machine = simulatedMachine()))
     return ExitUsage;
-  if (worldSize < 0) {
-    WithColor::error(errs(), "optgen") << "--world-size must be positive\n";
+  if (!validWorldSize())
     return ExitUsage;
-  }
   // Optgen IR (a compiled stage, possibly edited) carries its schedule.
   std::optional<int> group = parsedShardGroup();
   if (!group)
@@ -766,14 +782,14 @@ int explain() {
     extra.push_back({"simulation", json});
   }
   if (!explainReport.empty()) {
-    std::error_code error;
-    raw_fd_ostream report(explainReport, error);
-    if (error) {
-      WithColor::error(errs(), "optgen") << "cannot write '" << explainReport
-                                         << "': " << error.message() << "\n";
+    std::string json;
+    raw_string_ostream report(json);
+    writeExplanationJson(*step, report, extra);
+    std::string error = runtime::writeFile(explainReport, json.data(), json.size());
+    if (!error.empty()) {
+      WithColor::error(errs(), "optgen") << error << "\n";
       return ExitFailure;
     }
-    writeExplanationJson(*step, report, extra);
   }
   return ExitSuccess;
 }
@@ -874,11 +890,15 @@ int newCase() {
            "(the case to write)\n";
     return ExitUsage;
   }
+  // The gradients are f32 normal samples times the scale: above 1e30 a
+  // sample of a few deviations is no f32 (an infinity).
   if (caseSteps < 1 || caseSteps > 1000000 || !(caseGradScale >= 0) ||
-      !std::isfinite(caseGradScale)) {
+      !(caseGradScale <= 1e30)) {
     WithColor::error(errs(), "optgen")
-        << "--steps takes 1 to 1000000 steps and --grad-scale a number at "
-           "least 0\n";
+        << "--steps takes 1 to 1000000 steps and --grad-scale a number from "
+           "0 to 1e30 (the gradients are f32), not "
+        << caseSteps << " and " << format("%g", caseGradScale.getValue())
+        << "\n";
     return ExitUsage;
   }
   const std::string &spec = caseWords[1];

@@ -20,20 +20,42 @@
 
 namespace optgen {
 
-/// What one rank does in a step.
-struct RankLoad {
+/// Elements [first, last) of member `member` of unit `unit` (in the
+/// schedule's order), which a rank updates.
+struct PartUpdate {
+  unsigned unit;
+  unsigned member;
+  int64_t first, last;
+};
+
+/// What the ranks of one position in a shard group do in a step: every
+/// group shards the step alike, so rank r does what position r % groupSize
+/// does (without shard groups, each rank is a position of its own).
+struct PositionLoad {
   /// Elements of optimizer state, in bytes (the runtime keeps f32 state).
   int64_t stateBytes = 0;
   /// The payloads it gives to and gets from the collectives.
   int64_t sentBytes = 0;
   int64_t receivedBytes = 0;
-  /// What it updates, in the schedule's order: `NAME (all)` for a small
-  /// tensor every rank updates, `NAME` for a whole parameter,
-  /// `NAME[first:last]` for a range of a parameter's elements.
-  std::vector<std::string> updates;
+  /// Its parts of the units that share parameters out (flat, owned), in the
+  /// schedule's order.
+  std::vector<PartUpdate> updates;
 };
 
-/// A distributed step, as its schedule describes it.
+/// A unit of the step, as explain prints it.
+struct ExplainedUnit {
+  UnitKind kind;
+  std::vector<std::string> names;
+  std::vector<int64_t> numels;
+  /// Small and local units: every rank updates each member whole.
+  bool everyRank() const {
+    return kind == UnitKind::small || kind == UnitKind::local;
+  }
+};
+
+/// A distributed step, as its schedule describes it. Its size grows with
+/// the parameters and the ranks of a shard group, each once (not with
+/// their product): at 10^6 ranks explain takes seconds.
 struct StepExplanation {
   std::string optimizer;
   int64_t worldSize = 1;
@@ -53,22 +75,28 @@ struct StepExplanation {
   std::vector<std::string> globals;
   /// The most loaded rank's estimated cost of owned matrices over the mean.
   double imbalance = 1;
-  std::vector<RankLoad> ranks;
+  std::vector<ExplainedUnit> units;
+  /// groupSize of them.
+  std::vector<PositionLoad> positions;
+  const PositionLoad &rank(int64_t r) const {
+    return positions[static_cast<size_t>(r % groupSize)];
+  }
 };
 
 /// The figures of `schedule` (verified, each rule's state of known size);
 /// failure after a diagnostic.
 mlir::FailureOr<StepExplanation> explainSchedule(ScheduleOp schedule);
 
-/// Calls `each(rank, member, first, last)` for every rank of a schedule on
-/// `worldSize` ranks and every member of `unit` (whose elements are
-/// `numels`, in the unit's order): the rank updates elements [first, last)
-/// of the member (none when last == first). One reading of the counts and
-/// owners (by a rank's position in its shard group) for explain and the
-/// simulation.
-void forEachRankPart(
-    UnitOp unit, int64_t worldSize, llvm::ArrayRef<int64_t> numels,
-    llvm::function_ref<void(int64_t rank, size_t member, int64_t first,
+/// Calls `each(position, member, first, last)` for the parts of `unit`'s
+/// members (whose elements are `numels`, in the unit's order) that each
+/// position of a shard group updates, elements [first, last) with last >
+/// first: for a small or local unit every position and every member, for a
+/// flat or owned one only the parts a position has (as many calls as
+/// positions and members together). One reading of the counts and owners
+/// for explain and the simulation.
+void forEachPositionPart(
+    UnitOp unit, llvm::ArrayRef<int64_t> numels,
+    llvm::function_ref<void(int64_t position, size_t member, int64_t first,
                             int64_t last)>
         each);
 

@@ -25,6 +25,13 @@
 
 namespace optgen {
 
+/// The file at `path` (`-`: standard input) as optgen reads its inputs
+/// (specs, IR): a regular file, so that a device or a fifo named by mistake
+/// (/dev/zero, a pipe nobody writes to) is an error rather than a read
+/// without end or a wait; null with `error` saying why otherwise.
+std::unique_ptr<llvm::MemoryBuffer> openInput(llvm::StringRef path,
+                                              std::string &error);
+
 /// Reports syntax errors as MLIR diagnostics of `context`, so they have the
 /// form and the --verify-diagnostics checks of every later error.
 SyntaxErrorFn syntaxErrorsAsDiagnostics(mlir::MLIRContext &context,

@@ -373,8 +373,11 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
       return reduce.emitError("the CPU emitter needs the accumulator type; "
                               "run --optgen-set-accumulators first");
     Type accumulator = *reduce.getAccumulator();
-    Reduction r{reduce, names.unique("acc"), cType(accumulator).str(), "",
-                static_cast<bool>(reduce.getAxis()), "", ""};
+    Reduction r;
+    r.op = reduce;
+    r.acc = names.unique("acc");
+    r.type = cType(accumulator).str();
+    r.alongAxis = static_cast<bool>(reduce.getAxis());
     std::string init = reduce.getKind() == ReduceKind::max
                            ? "-std::numeric_limits<" + r.type + ">::infinity()"
                            : floatLiteral(0, accumulator.isF64());
@@ -1023,6 +1026,9 @@ LogicalResult RuleEmitter::emitRule(RuleOp rule) {
   if (!rule->getAttrOfType<ArrayAttr>("optgen.workspace"))
     return rule.emitError("the CPU emitter needs the rule's buffers; run "
                           "--optgen-assign-buffers first");
+  if (Operation *unbuffered = findUnbufferedTensor(rule))
+    return unbuffered->emitError("the CPU emitter needs the buffer of every "
+                                 "tensor; run --optgen-assign-buffers first");
   for (Attribute slot : rule->getAttrOfType<ArrayAttr>("optgen.workspace")) {
     Type storage = cast<SlotAttr>(slot).getStorage();
     if (storage.isBF16() || storage.isF16())
@@ -1647,8 +1653,11 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
        << ident << (step.launch.empty() ? "" : ", " + step.launch) << "});\n";
   }
   for (auto [group, where] : llvm::zip(groups, whereFunctions)) {
+    // (Captured by name: clang before 16 does not capture a structured
+    // binding.)
+    StringRef ruleName = group.getRule();
     size_t rule = llvm::find_if(rules, [&](RuleOp r) {
-                    return r.getSymName() == group.getRule();
+                    return r.getSymName() == ruleName;
                   }) - rules.begin();
     os << "  spec.groups.push_back({" << cppString(group.getSymName()) << ", "
        << rule << ", {";
@@ -1712,6 +1721,10 @@ LogicalResult optgen::emitHostSource(OptimizerOp optimizer,
          << ", " << globals.deviceScratch;
     os << "};\n";
   }
+  // The fingerprint of the spec's math, which ranks and checkpoints agree
+  // on (absent from IR written without it).
+  if (auto math = optimizer->getAttrOfType<StringAttr>(kMathAttr))
+    os << "  spec.math = " << cppString(math.getValue()) << ";\n";
   // The spec's `on_nonfinite skip`; without it the runtime's default.
   for (OnNonFiniteOp policy : optimizer.getBlock().getOps<OnNonFiniteOp>())
     if (policy.getPolicy() == NonFinitePolicy::skip)

@@ -51,11 +51,27 @@ class Installation:
 
 
 def _cache_root() -> Path:
+    """The cache, as an absolute path: CMake, which builds in it, would
+    read a relative one from its own folders."""
     if os.environ.get("OPTGEN_CACHE_DIR"):
-        return Path(os.environ["OPTGEN_CACHE_DIR"])
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]) / "optgen"
-    return Path.home() / ".cache" / "optgen"
+        root = Path(os.environ["OPTGEN_CACHE_DIR"])
+    elif os.environ.get("XDG_CACHE_HOME"):
+        root = Path(os.environ["XDG_CACHE_HOME"]) / "optgen"
+    else:
+        root = Path.home() / ".cache" / "optgen"
+    return root.absolute()
+
+
+@contextlib.contextmanager
+def _using_cache() -> Iterator[None]:
+    """A cache that cannot be used (read-only, a file where its folder
+    should be) is a BuildError that names it, not an OSError's traceback."""
+    try:
+        yield
+    except OSError as error:
+        raise BuildError(
+            f"optgen's cache '{_cache_root()}' cannot be used: {error} (set "
+            "OPTGEN_CACHE_DIR to a folder this process can write)") from error
 
 
 def find_installation() -> Installation:
@@ -157,6 +173,11 @@ def _install(build: Path) -> Installation:
     """optgen's build folder, installed into the cache (`cmake --install`)
     once per optgen binary and runtime archives."""
     identity = _identity(build / "bin" / "optgen", build / "runtime")
+    with _using_cache():
+        return _installed(build, identity)
+
+
+def _installed(build: Path, identity: str) -> Installation:
     entry = _cache_root() / "python" / f"optgen-{identity[:16]}"
     prefix, stamp = entry / "prefix", entry / "installed.ok"
     installation = Installation(prefix, identity)
@@ -202,10 +223,21 @@ def compile_spec(spec: str | os.PathLike, defines: Mapping[str, object] = (),
             "(CUDA tensors are not stepped yet)")
     defines = dict(defines)
     installation = find_installation()
+    # Read once: the entry is built from these bytes (a copy in it), so
+    # that an edit of the spec meanwhile cannot be cached under them.
+    try:
+        source = spec.read_bytes()
+    except OSError as error:
+        raise BuildError(f"the spec '{spec}' cannot be read: {error}") from error
+    with _using_cache():
+        return _compiled(spec, source, defines, target, installation)
 
+
+def _compiled(spec: Path, source: bytes, defines: dict, target: str,
+              installation: Installation) -> Library:
     hasher = hashlib.sha256(f"library {_CACHE_FORMAT}\0".encode())
     hasher.update(f"capi {capi.VERSION}\0target {target}\0".encode())
-    hasher.update(spec.read_bytes() + b"\0")
+    hasher.update(source + b"\0")
     for key in sorted(defines):
         hasher.update(f"-D{key}={defines[key]}\0".encode())
     hasher.update(installation.identity.encode() + b"\0")
@@ -235,10 +267,15 @@ def compile_spec(spec: str | os.PathLike, defines: Mapping[str, object] = (),
         log.write_text("")
         build = entry / "build"
         shutil.rmtree(build, ignore_errors=True)
+        # The bytes that were hashed, under the spec's own name (which the
+        # generated files cite).
+        copy = entry / "spec" / spec.name
+        copy.parent.mkdir(exist_ok=True)
+        copy.write_bytes(source)
         _run(["cmake", "-S", str(_CMAKE_DIR / "library"), "-B", str(build),
               *_generator(), "-DCMAKE_BUILD_TYPE=Release",
               f"-DCMAKE_PREFIX_PATH={installation.prefix}",
-              f"-DOPTGEN_SPEC={spec.resolve()}",
+              f"-DOPTGEN_SPEC={copy}",
               "-DOPTGEN_DEFINES=" + ";".join(f"{k}={v}" for k, v in sorted(defines.items()))],
              log, f"configuring the library of {shown}")
         _run(["cmake", "--build", str(build)], log, f"compiling {shown}")

@@ -15,7 +15,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double,
 from typing import Callable, Sequence
 
 # OPTGEN_CAPI_VERSION, which the library must report.
-VERSION = 1
+VERSION = 2
 
 # The runtime's dtypes and devices, as CApi.h numbers them.
 F32, BF16, F16, F64, I64 = 0, 1, 2, 3, 4
@@ -80,6 +80,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         "optgen_finalize": (c_int, [handle]),
         "optgen_set_hyper": (c_int, [handle, c_char_p, c_char_p,
                                      POINTER(c_double), c_int64]),
+        "optgen_check_hyper": (c_int, [handle, c_char_p, c_char_p,
+                                       POINTER(c_double), c_int64]),
         "optgen_get_hyper": (c_int, [handle, c_char_p, c_char_p,
                                      POINTER(c_double), c_int64,
                                      POINTER(c_int64)]),
@@ -126,6 +128,15 @@ def load(path: str) -> ctypes.CDLL:
     return _libraries[path]
 
 
+def _encode(text: str, what: str = "a name") -> bytes:
+    """`text` as the C ABI's strings carry it: one with a NUL would be cut
+    there (two names would become one)."""
+    if "\0" in text:
+        raise ValueError(f"{what} {text!r} holds a NUL character, which a C "
+                         "string cannot carry")
+    return text.encode()
+
+
 class Native:
     """One optimizer of a compiled spec, through the C ABI."""
 
@@ -154,14 +165,14 @@ class Native:
         return json.loads(self._string(self._lib.optgen_spec_json))
 
     def add_group(self, name: str, rule: str) -> None:
-        self._check(self._lib.optgen_add_group(self._handle, name.encode(),
-                                               rule.encode()))
+        self._check(self._lib.optgen_add_group(self._handle, _encode(name),
+                                               _encode(rule)))
 
     def add_parameter(self, name: str, param: Tensor, grad: Tensor,
                       group: str | None = None) -> None:
         self._check(self._lib.optgen_add_parameter(
-            self._handle, name.encode(), byref(param), byref(grad),
-            group.encode() if group else None))
+            self._handle, _encode(name), byref(param), byref(grad),
+            _encode(group) if group else None))
 
     def set_collectives(self, collectives: Collectives) -> None:
         self._check(self._lib.optgen_set_collectives(self._handle,
@@ -176,33 +187,41 @@ class Native:
     def set_hyper(self, group: str, name: str, values: Sequence[float]) -> None:
         array = (c_double * max(len(values), 1))(*values)
         self._check(self._lib.optgen_set_hyper(
-            self._handle, group.encode(), name.encode(), array, len(values)))
+            self._handle, _encode(group), _encode(name), array, len(values)))
+
+    def check_hyper(self, group: str, name: str,
+                    values: Sequence[float]) -> None:
+        """OptgenError where set_hyper would refuse `values`; changes
+        nothing."""
+        array = (c_double * max(len(values), 1))(*values)
+        self._check(self._lib.optgen_check_hyper(
+            self._handle, _encode(group), _encode(name), array, len(values)))
 
     def hyper(self, group: str, name: str) -> list[float]:
         values, count = (c_double * 16)(), c_int64()
         self._check(self._lib.optgen_get_hyper(
-            self._handle, group.encode(), name.encode(), values, 16,
+            self._handle, _encode(group), _encode(name), values, 16,
             byref(count)))
         if count.value > 16:
             values = (c_double * count.value)()
             self._check(self._lib.optgen_get_hyper(
-                self._handle, group.encode(), name.encode(), values,
+                self._handle, _encode(group), _encode(name), values,
                 count.value, byref(count)))
         return list(values[: count.value])
 
     def rebind(self, name: str, param: Tensor, grad: Tensor) -> None:
-        self._check(self._lib.optgen_rebind(self._handle, name.encode(),
+        self._check(self._lib.optgen_rebind(self._handle, _encode(name),
                                             byref(param), byref(grad)))
 
     def step(self) -> None:
         self._check(self._lib.optgen_step(self._handle))
 
     def group_of(self, param: str) -> str:
-        return self._string(self._lib.optgen_group_of, param.encode())
+        return self._string(self._lib.optgen_group_of, _encode(param))
 
     def step_count(self, param: str) -> int:
         steps = c_int64()
-        self._check(self._lib.optgen_step_count(self._handle, param.encode(),
+        self._check(self._lib.optgen_step_count(self._handle, _encode(param),
                                                 byref(steps)))
         return steps.value
 
@@ -213,7 +232,7 @@ class Native:
 
     def global_value(self, name: str) -> float:
         value = c_double()
-        self._check(self._lib.optgen_global_value(self._handle, name.encode(),
+        self._check(self._lib.optgen_global_value(self._handle, _encode(name),
                                                   byref(value)))
         return value.value
 
@@ -226,10 +245,12 @@ class Native:
         return self._string(self._lib.optgen_describe_plan)
 
     def save_state(self, path: str) -> None:
-        self._check(self._lib.optgen_save_state(self._handle, path.encode()))
+        self._check(self._lib.optgen_save_state(self._handle,
+                                                _encode(path, "the path")))
 
     def load_state(self, path: str) -> None:
-        self._check(self._lib.optgen_load_state(self._handle, path.encode()))
+        self._check(self._lib.optgen_load_state(self._handle,
+                                                _encode(path, "the path")))
 
     def export_state(self, copy: Callable[[int, int, tuple], object]
                      ) -> tuple[dict[str, str], dict[str, object]]:
@@ -262,11 +283,11 @@ class Native:
         checkpoint = self._lib.optgen_checkpoint_create()
         try:
             self._check(self._lib.optgen_checkpoint_set_metadata(
-                checkpoint, json.dumps(metadata).encode()))
+                checkpoint, _encode(json.dumps(metadata), "the metadata")))
             for name, view in tensors.items():
                 self._check(self._lib.optgen_checkpoint_add_tensor(
-                    checkpoint, name.encode(), byref(view)))
+                    checkpoint, _encode(name), byref(view)))
             self._check(self._lib.optgen_import_state(
-                self._handle, checkpoint, source.encode()))
+                self._handle, checkpoint, _encode(source)))
         finally:
             self._lib.optgen_checkpoint_destroy(checkpoint)

@@ -288,6 +288,10 @@ class Optimizer(torch.optim.Optimizer):
                 "leave out the parameters that get no gradient")
         for entry in self._params:
             name, tensor, bound = entry
+            # Its memory may have been replaced since (p.data = ...): a
+            # view the step cannot write as it is (expanded, transposed) is
+            # refused, as at registration.
+            self._tensor_of(tensor, f"parameter '{name}'")
             grad = tensor.grad
             if (grad.dtype != tensor.dtype or grad.shape != tensor.shape or
                     grad.device != tensor.device):
@@ -351,7 +355,9 @@ class Optimizer(torch.optim.Optimizer):
     def load_state_dict(self, state_dict: dict) -> None:
         """A state_dict() of an optgen.Optimizer of the same spec and
         parameters, saved at any number of ranks (every rank calls it): the
-        runtime checks it as it checks a checkpoint, and param_groups take
+        runtime checks it as it checks a checkpoint file (its checksum
+        too: not a bit of it may change), its param_groups are checked as
+        the hyperparameters they set, and only then do param_groups take
         its hyperparameters, as torch's optimizers do."""
         if "optgen" not in state_dict:
             raise ValueError(f"{_SOURCE} has no 'optgen' entry: it is not one "
@@ -360,19 +366,33 @@ class Optimizer(torch.optim.Optimizer):
         if len(saved_groups) != len(self.param_groups):
             raise ValueError(f"{_SOURCE} has {len(saved_groups)} param groups, "
                              f"this optimizer {len(self.param_groups)}")
+        # Everything is checked before anything changes: the groups first,
+        # whose hyperparameters the next step applies.
         for index, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
+            where = f"param group {index} of {_SOURCE}"
+            if not isinstance(saved, dict) or "params" not in saved:
+                raise ValueError(f"{where} is not a param group (a dict with "
+                                 "'params')")
             if len(saved["params"]) != len(group["params"]):
                 raise ValueError(
-                    f"param group {index} of {_SOURCE} has "
-                    f"{len(saved['params'])} parameters, this optimizer's "
-                    f"{len(group['params'])}")
+                    f"{where} has {len(saved['params'])} parameters, this "
+                    f"optimizer's {len(group['params'])}")
+            for key in ("kind", "group"):
+                if key in group and saved.get(key) != group[key]:
+                    raise ValueError(f"{where} has {key} {saved.get(key)!r}, "
+                                     f"this optimizer's {group[key]!r}")
+            rule = self._rules[group["kind"]]
+            for hyper in rule["hypers"]:
+                if hyper["name"] in saved:
+                    self._native.check_hyper(
+                        self._group_names[index], hyper["name"],
+                        self._hyper_values(rule, hyper, saved[hyper["name"]],
+                                           where))
         views, kept = {}, []
         for index, name in enumerate(self._ordered()):
             for key, value in state_dict["state"].get(index, {}).items():
+                # As it was saved (the checksum covers every byte).
                 tensor = torch.as_tensor(value).detach().cpu().contiguous()
-                if (key == "step" and tensor.is_floating_point() and
-                        bool((tensor == tensor.round()).all())):
-                    tensor = tensor.to(torch.int64)  # torch's own are floats
                 if tensor.dtype not in _CODES:
                     raise ValueError(f"{_SOURCE}'s '{key}' of parameter "
                                      f"'{name}' is {tensor.dtype}")

@@ -15,7 +15,10 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <type_traits>
+#include <unordered_set>
 #include <vector>
 
 using namespace optgen::runtime;
@@ -52,10 +55,69 @@ template <typename Body> int guarded(Body &&body) {
   return OPTGEN_ERROR;
 }
 
+/// The handles of each kind that are alive: created and not destroyed. A
+/// handle is looked up here before it is used, so that one destroyed
+/// already (a double destroy, a use after destroy), one of another kind or
+/// one optgen never made is an error rather than a crash. (A magic word in
+/// the handle would be read from freed memory, itself a use after free; a
+/// handle freed and made anew at the same address cannot be told apart.)
+template <typename T> struct LiveHandles {
+  std::mutex mutex;
+  std::unordered_set<const T *> handles;
+  static LiveHandles &get() {
+    static LiveHandles live;
+    return live;
+  }
+  static void add(const T *handle) {
+    std::lock_guard<std::mutex> lock(get().mutex);
+    get().handles.insert(handle);
+  }
+  /// Whether `handle` was alive (it is not any more).
+  static bool remove(const T *handle) {
+    std::lock_guard<std::mutex> lock(get().mutex);
+    return get().handles.erase(handle) > 0;
+  }
+  static bool contains(const T *handle) {
+    std::lock_guard<std::mutex> lock(get().mutex);
+    return get().handles.count(handle) > 0;
+  }
+};
+
+const char *kindOf(const optgen_optimizer *) { return "optimizer"; }
+const char *kindOf(const optgen_checkpoint *) { return "checkpoint"; }
+
+/// Why a handle that is not null is not live.
+template <typename T> std::string notLive(const T *handle) {
+  return std::string("the ") + kindOf(handle) + " handle is not a live " +
+         kindOf(handle) + ": it was destroyed already, or optgen never made it";
+}
+
 template <typename T> T &checked(T *handle, const char *what) {
   if (!handle)
     throw Error(std::string(what) + " is null");
   return *handle;
+}
+
+/// `handle`, once it is known to be a live one of its kind.
+template <typename T> T &live(T *handle) {
+  if (!handle)
+    throw Error(std::string("the ") + kindOf(handle) + " is null");
+  if (!LiveHandles<std::remove_const_t<T>>::contains(handle))
+    throw Error(notLive(handle));
+  return *handle;
+}
+
+/// Destroys a live handle; any other is the thread's last error (these
+/// functions return nothing). Null is nothing to destroy, as for free().
+template <typename T> void destroy(T *handle) {
+  lastError.clear();
+  if (!handle)
+    return;
+  if (!LiveHandles<T>::remove(handle)) {
+    lastError = notLive(handle);
+    return;
+  }
+  delete handle;
 }
 
 std::string text(const char *string, const char *what) {
@@ -80,10 +142,24 @@ TensorView viewOf(const optgen_tensor *tensor, const std::string &what) {
   view.dtype = static_cast<DType>(tensor->dtype);
   view.device = static_cast<Device>(tensor->device);
   view.shape.assign(tensor->shape, tensor->shape + tensor->ndim);
-  if (!checkedByteSize(view.dtype, view.shape))
+  std::optional<int64_t> bytes = checkedByteSize(view.dtype, view.shape);
+  if (!bytes)
     throw Error(what + " has shape " + formatShape(view.shape) +
                 ", which is no tensor's");
+  // Only a tensor without elements may have no memory.
+  if (!view.data && *bytes > 0)
+    throw Error(what + " has shape " + formatShape(view.shape) +
+                " but no memory (its data is null)");
   return view;
+}
+
+/// The `count` values of hyperparameter `name` a caller gives.
+std::vector<double> givenValues(const char *name, const double *values,
+                                int64_t count) {
+  if (count < 0 || (count > 0 && !values))
+    throw Error("hyperparameter '" + text(name, "the name") +
+                "' is given no values");
+  return std::vector<double>(values, values + count);
 }
 
 optgen_tensor tensorOf(const TensorView &view) {
@@ -160,17 +236,18 @@ int optgen_optimizer_create(optgen_factory factory, optgen_optimizer **out) {
     optimizer->front.reset(static_cast<OptimizerFront *>(factory()));
     if (!optimizer->front)
       throw Error("the factory made no optimizer");
+    LiveHandles<optgen_optimizer>::add(optimizer.get());
     *out = optimizer.release();
   });
 }
 
 void optgen_optimizer_destroy(optgen_optimizer *optimizer) {
-  delete optimizer;
+  destroy(optimizer);
 }
 
 int optgen_spec_json(optgen_optimizer *optimizer, const char **json) {
   return guarded([&] {
-    optgen_optimizer &o = checked(optimizer, "the optimizer");
+    optgen_optimizer &o = live(optimizer);
     o.text = specJson(o.front->spec());
     checked(json, "the result's address") = o.text.c_str();
   });
@@ -179,7 +256,7 @@ int optgen_spec_json(optgen_optimizer *optimizer, const char **json) {
 int optgen_add_group(optgen_optimizer *optimizer, const char *name,
                      const char *rule) {
   return guarded([&] {
-    checked(optimizer, "the optimizer")
+    live(optimizer)
         .front->addGroup(text(name, "the group's name"),
                          text(rule, "the group's rule"));
   });
@@ -189,7 +266,7 @@ int optgen_add_parameter(optgen_optimizer *optimizer, const char *name,
                          const optgen_tensor *param, const optgen_tensor *grad,
                          const char *group) {
   return guarded([&] {
-    optgen_optimizer &o = checked(optimizer, "the optimizer");
+    optgen_optimizer &o = live(optimizer);
     std::string paramName = text(name, "the parameter's name");
     TensorView p = viewOf(param, "parameter '" + paramName + "'");
     TensorView g = viewOf(grad, "the gradient of '" + paramName + "'");
@@ -203,7 +280,7 @@ int optgen_add_parameter(optgen_optimizer *optimizer, const char *name,
 int optgen_set_collectives(optgen_optimizer *optimizer,
                            const optgen_collectives *collectives) {
   return guarded([&] {
-    checked(optimizer, "the optimizer")
+    live(optimizer)
         .front->setCommunicator(makeCallbackCommunicator(
             checked(collectives, "the collectives table")));
   });
@@ -211,24 +288,30 @@ int optgen_set_collectives(optgen_optimizer *optimizer,
 
 int optgen_skip_nonfinite(optgen_optimizer *optimizer) {
   return guarded([&] {
-    checked(optimizer, "the optimizer")
+    live(optimizer)
         .front->setNonFinitePolicy(NonFinitePolicy::Skip);
   });
 }
 
 int optgen_finalize(optgen_optimizer *optimizer) {
-  return guarded([&] { checked(optimizer, "the optimizer").front->finalize(); });
+  return guarded([&] { live(optimizer).front->finalize(); });
 }
 
 int optgen_set_hyper(optgen_optimizer *optimizer, const char *group,
                      const char *name, const double *values, int64_t count) {
   return guarded([&] {
-    if (count < 0 || (count > 0 && !values))
-      throw Error("hyperparameter '" + text(name, "the name") +
-                  "' is given no values");
-    checked(optimizer, "the optimizer")
-        .front->setHyper(text(group, "the group"), text(name, "the name"),
-                         std::vector<double>(values, values + count));
+    live(optimizer).front->setHyper(text(group, "the group"),
+                                    text(name, "the name"),
+                                    givenValues(name, values, count));
+  });
+}
+
+int optgen_check_hyper(optgen_optimizer *optimizer, const char *group,
+                       const char *name, const double *values, int64_t count) {
+  return guarded([&] {
+    live(optimizer).front->checkHyper(text(group, "the group"),
+                                      text(name, "the name"),
+                                      givenValues(name, values, count));
   });
 }
 
@@ -237,7 +320,7 @@ int optgen_get_hyper(optgen_optimizer *optimizer, const char *group,
                      int64_t *count) {
   return guarded([&] {
     std::vector<double> found =
-        checked(optimizer, "the optimizer")
+        live(optimizer)
             .front->hyperValues(text(group, "the group"),
                                 text(name, "the name"));
     checked(count, "the count's address") =
@@ -254,7 +337,7 @@ int optgen_rebind(optgen_optimizer *optimizer, const char *name,
                   const optgen_tensor *param, const optgen_tensor *grad) {
   return guarded([&] {
     std::string paramName = text(name, "the parameter's name");
-    checked(optimizer, "the optimizer")
+    live(optimizer)
         .front->rebind(paramName,
                        viewOf(param, "parameter '" + paramName + "'"),
                        viewOf(grad, "the gradient of '" + paramName + "'"));
@@ -262,13 +345,13 @@ int optgen_rebind(optgen_optimizer *optimizer, const char *name,
 }
 
 int optgen_step(optgen_optimizer *optimizer) {
-  return guarded([&] { checked(optimizer, "the optimizer").front->step(); });
+  return guarded([&] { live(optimizer).front->step(); });
 }
 
 int optgen_group_of(optgen_optimizer *optimizer, const char *param,
                     const char **group) {
   return guarded([&] {
-    optgen_optimizer &o = checked(optimizer, "the optimizer");
+    optgen_optimizer &o = live(optimizer);
     o.text = o.front->groupOf(text(param, "the parameter's name"));
     checked(group, "the result's address") = o.text.c_str();
   });
@@ -278,7 +361,7 @@ int optgen_step_count(optgen_optimizer *optimizer, const char *param,
                       int64_t *steps) {
   return guarded([&] {
     checked(steps, "the result's address") =
-        checked(optimizer, "the optimizer")
+        live(optimizer)
             .front->stepCount(text(param, "the parameter's name"));
   });
 }
@@ -286,7 +369,7 @@ int optgen_step_count(optgen_optimizer *optimizer, const char *param,
 int optgen_skipped_steps(optgen_optimizer *optimizer, int64_t *steps) {
   return guarded([&] {
     checked(steps, "the result's address") =
-        checked(optimizer, "the optimizer").front->skippedSteps();
+        live(optimizer).front->skippedSteps();
   });
 }
 
@@ -294,7 +377,7 @@ int optgen_global_value(optgen_optimizer *optimizer, const char *name,
                         double *value) {
   return guarded([&] {
     checked(value, "the result's address") =
-        checked(optimizer, "the optimizer")
+        live(optimizer)
             .front->globalValue(text(name, "the global's name"));
   });
 }
@@ -302,13 +385,13 @@ int optgen_global_value(optgen_optimizer *optimizer, const char *name,
 int optgen_state_bytes(optgen_optimizer *optimizer, int64_t *bytes) {
   return guarded([&] {
     checked(bytes, "the result's address") =
-        checked(optimizer, "the optimizer").front->stateBytes();
+        live(optimizer).front->stateBytes();
   });
 }
 
 int optgen_describe_plan(optgen_optimizer *optimizer, const char **plan) {
   return guarded([&] {
-    optgen_optimizer &o = checked(optimizer, "the optimizer");
+    optgen_optimizer &o = live(optimizer);
     o.text = o.front->describePlan();
     checked(plan, "the result's address") = o.text.c_str();
   });
@@ -316,14 +399,14 @@ int optgen_describe_plan(optgen_optimizer *optimizer, const char **plan) {
 
 int optgen_save_state(optgen_optimizer *optimizer, const char *path) {
   return guarded([&] {
-    checked(optimizer, "the optimizer")
+    live(optimizer)
         .front->saveState(text(path, "the path"));
   });
 }
 
 int optgen_load_state(optgen_optimizer *optimizer, const char *path) {
   return guarded([&] {
-    checked(optimizer, "the optimizer")
+    live(optimizer)
         .front->loadState(text(path, "the path"));
   });
 }
@@ -333,12 +416,13 @@ int optgen_export_state(optgen_optimizer *optimizer, optgen_checkpoint **out) {
     checked(out, "the checkpoint's address");
     *out = nullptr;
     OptimizerFront::Checkpoint exported =
-        checked(optimizer, "the optimizer").front->exportState();
+        live(optimizer).front->exportState();
     auto checkpoint = std::make_unique<optgen_checkpoint>();
     checkpoint->metadata = std::move(exported.metadata);
     checkpoint->owned = std::move(exported.tensors);
     for (auto &[name, tensor] : checkpoint->owned)
       checkpoint->views.emplace(name, tensor.view());
+    LiveHandles<optgen_checkpoint>::add(checkpoint.get());
     *out = checkpoint.release();
   });
 }
@@ -347,25 +431,27 @@ int optgen_import_state(optgen_optimizer *optimizer,
                         const optgen_checkpoint *checkpoint,
                         const char *source) {
   return guarded([&] {
-    const optgen_checkpoint &c = checked(checkpoint, "the checkpoint");
-    checked(optimizer, "the optimizer")
+    const optgen_checkpoint &c = live(checkpoint);
+    live(optimizer)
         .front->importState(c.metadata, c.views,
                             source && *source ? source : "the checkpoint");
   });
 }
 
 optgen_checkpoint *optgen_checkpoint_create(void) {
-  return new optgen_checkpoint();
+  auto *checkpoint = new optgen_checkpoint();
+  LiveHandles<optgen_checkpoint>::add(checkpoint);
+  return checkpoint;
 }
 
 void optgen_checkpoint_destroy(optgen_checkpoint *checkpoint) {
-  delete checkpoint;
+  destroy(checkpoint);
 }
 
 int optgen_checkpoint_metadata(optgen_checkpoint *checkpoint,
                                const char **json) {
   return guarded([&] {
-    optgen_checkpoint &c = checked(checkpoint, "the checkpoint");
+    optgen_checkpoint &c = live(checkpoint);
     JsonObject object;
     for (const auto &[key, value] : c.metadata)
       object.emplace_back(key, value);
@@ -377,7 +463,7 @@ int optgen_checkpoint_metadata(optgen_checkpoint *checkpoint,
 int optgen_checkpoint_set_metadata(optgen_checkpoint *checkpoint,
                                    const char *json) {
   return guarded([&] {
-    optgen_checkpoint &c = checked(checkpoint, "the checkpoint");
+    optgen_checkpoint &c = live(checkpoint);
     JsonValue object =
         parseJson(text(json, "the metadata"), "the checkpoint's metadata");
     if (!object.isObject())
@@ -394,14 +480,16 @@ int optgen_checkpoint_set_metadata(optgen_checkpoint *checkpoint,
 }
 
 int64_t optgen_checkpoint_tensor_count(const optgen_checkpoint *checkpoint) {
-  return checkpoint ? static_cast<int64_t>(checkpoint->views.size()) : 0;
+  int64_t count = -1;
+  guarded([&] { count = static_cast<int64_t>(live(checkpoint).views.size()); });
+  return count;
 }
 
 int optgen_checkpoint_tensor(const optgen_checkpoint *checkpoint,
                              int64_t index, const char **name,
                              optgen_tensor *tensor) {
   return guarded([&] {
-    const optgen_checkpoint &c = checked(checkpoint, "the checkpoint");
+    const optgen_checkpoint &c = live(checkpoint);
     if (index < 0 || index >= static_cast<int64_t>(c.views.size()))
       throw Error("the checkpoint has " + std::to_string(c.views.size()) +
                   " tensors, not one at " + std::to_string(index));
@@ -415,7 +503,7 @@ int optgen_checkpoint_add_tensor(optgen_checkpoint *checkpoint,
                                  const char *name,
                                  const optgen_tensor *tensor) {
   return guarded([&] {
-    optgen_checkpoint &c = checked(checkpoint, "the checkpoint");
+    optgen_checkpoint &c = live(checkpoint);
     std::string tensorName = text(name, "the tensor's name");
     if (!c.owned.empty())
       throw Error("tensors are added to a checkpoint to import, not to an "

@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -151,6 +150,7 @@ void OptimizerFront::addParameter(const std::string &name, TensorView param,
   p.group = group;
   p.registered = params_.size();
   params_.push_back(std::move(p));
+  memoryChecked_ = false;
 }
 
 void OptimizerFront::rebind(const std::string &name, TensorView param,
@@ -174,6 +174,7 @@ void OptimizerFront::rebind(const std::string &name, TensorView param,
     throw Error("parameter '" + name + "' has no memory");
   p.param = std::move(param);
   p.grad = std::move(grad);
+  memoryChecked_ = false;
   if (finalized_)
     executor_->rebind(i, p.param, p.grad);
 }
@@ -218,6 +219,16 @@ void OptimizerFront::setHyper(const std::string &group, const std::string &name,
 
 void OptimizerFront::setHyper(const std::string &group, const std::string &name,
                               const std::vector<double> &values) {
+  checkHyper(group, name, values);
+  size_t g = groupIndex(group), offset = 0;
+  (void)hyperIndex(g, name, &offset);
+  std::copy(values.begin(), values.end(), hypers_[g].begin() + offset);
+  unset_.erase(group + "/" + name);
+}
+
+void OptimizerFront::checkHyper(const std::string &group,
+                                const std::string &name,
+                                const std::vector<double> &values) const {
   size_t g = groupIndex(group), offset = 0;
   const HyperSpec &hyper =
       spec_.rules[spec_.groups[g].rule].hypers[hyperIndex(g, name, &offset)];
@@ -240,8 +251,6 @@ void OptimizerFront::setHyper(const std::string &group, const std::string &name,
                   ": it counts (bounds a slice of a table), so it is at "
                   "least 0");
   }
-  std::copy(values.begin(), values.end(), hypers_[g].begin() + offset);
-  unset_.erase(group + "/" + name);
 }
 
 double OptimizerFront::hyper(const std::string &group,
@@ -443,6 +452,12 @@ void OptimizerFront::finalize() {
 }
 
 void OptimizerFront::finalizeHere() {
+  // The parameters' memory, already (one tensor registered twice); their
+  // gradients' at the first step, once bound (a framework may register the
+  // parameter's memory in their place until then).
+  std::string overlap = overlapError(/*gradients=*/false);
+  if (!overlap.empty())
+    throw Error(overlap);
   if (spec_.compiledSchedule && spec_.plannedParams.empty())
     throw Error("optimizer '" + std::string(spec_.name) +
                 "' has a compiled schedule but no compiled parameters");
@@ -540,9 +555,23 @@ void OptimizerFront::finalizeHere() {
 void OptimizerFront::step() {
   if (!finalized_)
     throw Error("step() before finalize()");
-  for (Param &p : params_)
-    ++p.steps;
   try {
+    // Before anything changes, on every rank: a step on memory that
+    // overlaps, or with another rank's hyperparameters, is refused
+    // everywhere.
+    std::string overlap =
+        memoryChecked_ ? "" : overlapError(/*gradients=*/true);
+    if (communicator_->size() > 1)
+      agree(*communicator_, overlap, stepDescription(),
+            [this](const std::string &first, const std::string &theirs,
+                   int rank) {
+              return explainStepDifference(first, theirs, rank);
+            });
+    else if (!overlap.empty())
+      throw Error(overlap);
+    memoryChecked_ = true;
+    for (Param &p : params_)
+      ++p.steps;
     executor_->beginStep();
     if (spec_.compiledSchedule)
       spec_.compiledSchedule->step(*executor_);
@@ -556,11 +585,14 @@ void OptimizerFront::step() {
         --p.steps;
       ++skipped_;
     }
+  } catch (const AgreedError &) {
+    throw; // every rank knows of it, none waits
   } catch (const std::exception &error) {
     if (communicator_->size() == 1)
       throw;
-    // The other ranks wait inside this step's collectives, which this rank
-    // will never complete: nothing but ending them all avoids a hang.
+    // The other ranks wait inside this step's collectives (the agreement's
+    // too), which this rank will never complete: nothing but ending them
+    // all avoids a hang.
     std::fflush(stdout);
     std::fprintf(stderr,
                  "optgen: error: rank %d: %s\noptgen: error: rank %d failed "
@@ -672,6 +704,7 @@ std::string OptimizerFront::specJson() const {
         addedNames_.end())
       groups.push_back(JsonArray{group.name, spec_.rules[group.rule].name});
   return writeJson(JsonObject{{"optimizer", spec_.name},
+                              {"math", spec_.math},
                               {"rules", std::move(rules)},
                               {"groups", std::move(groups)}});
 }
@@ -746,10 +779,14 @@ std::string OptimizerFront::agreementDescription() const {
     for (int64_t count : unit.counts)
       units.updateInt(count);
   }
-  return writeJson(JsonObject{{"optimizer", spec_.name},
-                              {"spec", hex64(hash64(specJson()))},
-                              {"params", std::move(params)},
-                              {"schedule", hex64(units.digest())}});
+  return writeJson(JsonObject{
+      {"optimizer", spec_.name},
+      {"math", spec_.math},
+      {"spec", hex64(hash64(specJson()))},
+      {"nonfinite",
+       onNonFinite_ == NonFinitePolicy::Skip ? "skip" : "propagate"},
+      {"params", std::move(params)},
+      {"schedule", hex64(units.digest())}});
 }
 
 std::string OptimizerFront::explainDifference(const std::string &first,
@@ -761,11 +798,24 @@ std::string OptimizerFront::explainDifference(const std::string &first,
   if (a.at("optimizer") != b.at("optimizer"))
     return r + " runs optimizer '" + b.at("optimizer").asString() +
            "', rank 0 runs '" + a.at("optimizer").asString() + "'";
+  if (a.at("math") != b.at("math"))
+    return r + "'s optimizer '" + a.at("optimizer").asString() +
+           "' computes other math than rank 0's: it was generated from "
+           "another spec, or with other -D values (math fingerprints '" +
+           b.at("math").asString() + "' and '" + a.at("math").asString() +
+           "')";
   if (a.at("spec") != b.at("spec"))
     return r + "'s optimizer '" + a.at("optimizer").asString() +
-           "' was generated from another spec than rank 0's (spec "
-           "fingerprints " +
+           "' has other rules, states, hyperparameters or groups than rank "
+           "0's (spec fingerprints " +
            b.at("spec").asString() + " and " + a.at("spec").asString() + ")";
+  if (a.at("nonfinite") != b.at("nonfinite"))
+    return r + (b.at("nonfinite").asString() == "skip" ? " skips" : " does not skip") +
+           " steps with non-finite gradients, rank 0 " +
+           (a.at("nonfinite").asString() == "skip" ? "does" : "does not") +
+           ": the ranks set the same policy (setNonFinitePolicy, "
+           "skip_nonfinite, --skip-nonfinite), or one skips a step the "
+           "others take";
   const JsonArray &pa = a.at("params").asArray(), &pb = b.at("params").asArray();
   auto find = [](const JsonArray &list, const JsonValue &name) {
     for (size_t i = 0; i < list.size(); ++i)
@@ -813,6 +863,95 @@ std::string OptimizerFront::explainDifference(const std::string &first,
     return r + " planned another step than rank 0 (schedule fingerprints " +
            b.at("schedule").asString() + " and " +
            a.at("schedule").asString() + ")";
+  return "";
+}
+
+std::string OptimizerFront::overlapError(bool gradients) const {
+  // Every piece of memory, by where it starts: an overlap is a piece that
+  // starts before one that began earlier ends. Gradients may share memory
+  // with each other (both are only read), not with a parameter (written).
+  struct Piece {
+    Device device;
+    uintptr_t begin, end;
+    size_t param;
+    bool grad;
+  };
+  std::vector<Piece> pieces;
+  for (size_t i = 0; i < params_.size(); ++i)
+    for (bool grad : {false, true}) {
+      if (grad && !gradients)
+        continue;
+      const TensorView &view = grad ? params_[i].grad : params_[i].param;
+      auto begin = reinterpret_cast<uintptr_t>(view.data);
+      if (view.byteSize() > 0)
+        pieces.push_back({view.device, begin, begin + view.byteSize(), i, grad});
+    }
+  std::sort(pieces.begin(), pieces.end(), [](const Piece &a, const Piece &b) {
+    return std::tie(a.device, a.begin) < std::tie(b.device, b.begin);
+  });
+  const Piece *furthest = nullptr, *furthestParam = nullptr;
+  for (const Piece &piece : pieces) {
+    if (furthest && furthest->device != piece.device)
+      furthest = furthestParam = nullptr;
+    const Piece *other = piece.grad ? furthestParam : furthest;
+    if (other && other->end > piece.begin) {
+      const Piece &a = other->param < piece.param ? *other : piece;
+      const Piece &b = other->param < piece.param ? piece : *other;
+      auto named = [&](const Piece &x) {
+        return (x.grad ? "the gradient of " : "parameter ") +
+               quoteForMessage(params_[x.param].name);
+      };
+      if (a.param == b.param)
+        return "parameter " + quoteForMessage(params_[a.param].name) +
+               " and its gradient share memory: a step writes the parameter "
+               "while it reads the gradient";
+      return named(a) + " and " + named(b) +
+             " share memory (one tensor registered twice, tied weights, or "
+             "views that overlap): a step writes each parameter once, so "
+             "each needs memory of its own";
+    }
+    if (!furthest || piece.end > furthest->end)
+      furthest = &piece;
+    if (!piece.grad && (!furthestParam || piece.end > furthestParam->end))
+      furthestParam = &piece;
+  }
+  return "";
+}
+
+std::string OptimizerFront::stepDescription() const {
+  std::string bytes;
+  for (const std::vector<double> &values : hypers_)
+    bytes.append(reinterpret_cast<const char *>(values.data()),
+                 values.size() * sizeof(double));
+  return bytes;
+}
+
+std::string OptimizerFront::explainStepDifference(const std::string &first,
+                                                  const std::string &theirs,
+                                                  int rank) const {
+  // The same spec on every rank (finalize() agreed on it): the same layout.
+  if (first.size() != theirs.size())
+    return "";
+  size_t at = 0;
+  for (size_t g = 0; g < hypers_.size(); ++g) {
+    for (const HyperSpec &hyper : spec_.rules[spec_.groups[g].rule].hypers)
+      for (int k = 0; k < hyper.size; ++k) {
+        size_t byte = (at + static_cast<size_t>(hyper.offset + k)) *
+                      sizeof(double);
+        double mine = 0, other = 0;
+        std::memcpy(&mine, first.data() + byte, sizeof mine);
+        std::memcpy(&other, theirs.data() + byte, sizeof other);
+        if (std::memcmp(&mine, &other, sizeof mine) != 0)
+          return "rank " + std::to_string(rank) + " steps with hyperparameter '" +
+                 hyper.name + "'" +
+                 (hyper.size > 1 ? "[" + std::to_string(k) + "]" : "") +
+                 " of group '" + spec_.groups[g].name + "' = " +
+                 formatDouble(other) + ", rank 0 with " + formatDouble(mine) +
+                 ": every rank steps with the same hyperparameters (set them "
+                 "alike on every rank), or the ranks' parameters drift apart";
+      }
+    at += hypers_[g].size();
+  }
   return "";
 }
 
@@ -1029,6 +1168,15 @@ std::string specDifference(const JsonValue &here, const JsonValue &saved) {
     return "it holds the state of optimizer '" +
            saved.at("optimizer").asString() + "', not of '" +
            here.at("optimizer").asString() + "'";
+  const JsonValue *math = saved.find("math");
+  if (!math)
+    return "it records no fingerprint of the math that saved it (an older "
+           "optgen's checkpoint)";
+  if (*math != here.at("math"))
+    return "it was saved by an optimizer that computes other math than "
+           "this one: another spec, or other -D values (math fingerprints " +
+           writeJson(*math) + " in the checkpoint, " +
+           writeJson(here.at("math")) + " here)";
   auto byName = [](const JsonValue &list, const std::string &name,
                    bool isObject) -> const JsonValue * {
     for (const JsonValue &entry : list.asArray()) {
@@ -1127,8 +1275,7 @@ void OptimizerFront::loadState(const std::string &path) {
         metadata = file->metadata();
         for (const std::string &name : file->names())
           tensors.emplace(name, file->view(name));
-      },
-      /*checkChecksum=*/true);
+      });
 }
 
 void OptimizerFront::importState(
@@ -1143,13 +1290,11 @@ void OptimizerFront::importState(
           std::map<std::string, TensorView> &views) {
         meta = metadata;
         views = tensors;
-      },
-      /*checkChecksum=*/false);
+      });
 }
 
 void OptimizerFront::restoreState(const std::string &source,
-                                  const CheckpointReader &read,
-                                  bool checkChecksum) {
+                                  const CheckpointReader &read) {
   // Everything is read and checked first, into these; only then, when
   // every rank succeeded, does anything change.
   int64_t skipped = 0;
@@ -1189,11 +1334,10 @@ void OptimizerFront::restoreState(const std::string &source,
       refs.push_back(
           {&name, view.dtype, &view.shape, view.data, view.byteSize()});
     }
-    // The hash of what was read: a file must hold the one it says (a
-    // checkpoint in memory may have been converted on its way), and every
-    // rank must have read the same.
+    // The hash of what was read: a checkpoint, in a file or in memory, must
+    // hold the one it says, and every rank must have read the same.
     checksum = hex64(checkpointChecksum(meta, refs));
-    if (checkChecksum && metadata("checksum") != checksum)
+    if (metadata("checksum") != checksum)
       refuse("it is corrupted: it says its checksum is " +
              quoteForMessage(metadata("checksum")) +
              ", but its contents hash to '" + checksum + "'");
@@ -1305,17 +1449,20 @@ void OptimizerFront::restoreState(const std::string &source,
             list->size() != static_cast<size_t>(hyper.size))
           refuse(what + " is missing or has not " +
                  std::to_string(hyper.size) + " values");
-        for (int k = 0; k < hyper.size; ++k) {
-          const JsonValue &v = list->at(static_cast<size_t>(k));
-          double value = v.isNumber() ? v.asDouble()
-                                      : std::numeric_limits<double>::quiet_NaN();
-          if (!std::isfinite(value) ||
-              (hyper.isInt && (value != std::trunc(value) ||
-                               std::fabs(value) > 0x1p53)) ||
-              (hyper.nonNegative && value < 0))
-            refuse(what + " is " + writeJson(v) + ", which it cannot take");
-          hypers[g][hyper.offset + k] = value;
+        std::vector<double> taken;
+        for (const JsonValue &v : list->asArray()) {
+          if (!v.isNumber())
+            refuse(what + " is " + writeJson(v) + ", not a number");
+          taken.push_back(v.asDouble());
         }
+        // Under the rules setHyper() applies.
+        try {
+          checkHyper(group, hyper.name, taken);
+        } catch (const Error &e) {
+          refuse(std::string("its ") + e.what());
+        }
+        std::copy(taken.begin(), taken.end(),
+                  hypers[g].begin() + hyper.offset);
       }
     }
   } catch (const std::exception &e) {

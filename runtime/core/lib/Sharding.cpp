@@ -6,7 +6,10 @@
 #include "optgen/runtime/Tensor.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
+#include <queue>
+#include <utility>
 
 namespace optgen::runtime {
 
@@ -80,34 +83,40 @@ ShardPlan planShards(const Plan &plan, const std::vector<ShardParam> &params,
   }
 
   // Owners: the costliest matrix first, each to the least loaded rank (the
-  // lowest rank among equals), over every bucket together.
+  // lowest rank among equals), over every bucket together. The ranks wait
+  // in a heap ordered so: a matrix costs log(ranks), not ranks.
   std::vector<size_t> order;
   for (const auto &members : owned)
     order.insert(order.end(), members.begin(), members.end());
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return updateCost(params[a].shape) > updateCost(params[b].shape);
   });
+  using Load = std::pair<double, int>; // cost, rank
+  std::priority_queue<Load, std::vector<Load>, std::greater<Load>> leastLoaded;
+  for (int rank = 0; rank < worldSize; ++rank)
+    leastLoaded.push({0.0, rank});
   std::vector<int> ownerOf(params.size(), -1);
   for (size_t p : order) {
-    int rank = static_cast<int>(
-        std::min_element(shards.ownedCost.begin(), shards.ownedCost.end()) -
-        shards.ownedCost.begin());
+    int rank = leastLoaded.top().second;
+    leastLoaded.pop();
     ownerOf[p] = rank;
     shards.ownedCost[rank] += updateCost(params[p].shape);
+    leastLoaded.push({shards.ownedCost[rank], rank});
   }
   for (const auto &members : owned) {
     if (members.empty())
       continue;
     ShardUnit unit{ShardUnit::Kind::Owned, {}, {}, {}};
     unit.counts.assign(worldSize, 0);
-    // Packed by owner, so that each rank's matrices are one contiguous part.
-    for (int rank = 0; rank < worldSize; ++rank)
-      for (size_t p : members)
-        if (ownerOf[p] == rank) {
-          unit.params.push_back(p);
-          unit.owner.push_back(rank);
-          unit.counts[rank] += numel(p);
-        }
+    // Packed by owner, so that each rank's matrices are one contiguous part
+    // (in the bucket's order within it).
+    unit.params = members;
+    std::stable_sort(unit.params.begin(), unit.params.end(),
+                     [&](size_t a, size_t b) { return ownerOf[a] < ownerOf[b]; });
+    for (size_t p : unit.params) {
+      unit.owner.push_back(ownerOf[p]);
+      unit.counts[ownerOf[p]] += numel(p);
+    }
     shards.units.push_back(std::move(unit));
   }
   return shards;

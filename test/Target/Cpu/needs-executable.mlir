@@ -42,3 +42,22 @@ optgen.optimizer @narrow {
   optgen.group @all = @sgd match ["*"] {}
   optgen.distribute none
 }
+
+// -----
+
+// A kernel without its buffers (here a misspelt attribute) in a rule that
+// has a workspace: the printer would read the missing buffer.
+// CHECK: offset :10:10: error: the CPU emitter needs the buffer of every tensor; run --optgen-assign-buffers first
+optgen.optimizer @no_kernel_buffers {
+  optgen.rule @sgd inputs ["p", "g"] attributes {optgen.workspace = [#optgen.slot<*, f32>]} {
+  ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
+    %lr = optgen.hyper "lr" default(1.000000e-01 : f32) {offset = 0 : i64} : f32
+    %0 = optgen.kernel -> (!optgen.tensor<*, f32>) {
+      %1 = optgen.mul %lr, %g : f32, !optgen.tensor<*, f32>
+      optgen.yield %1 : !optgen.tensor<*, f32>
+    } {buffers = [#optgen.buffer<workspace, 0>]}
+    optgen.update %0 : !optgen.tensor<*, f32>
+  }
+  optgen.group @all = @sgd match ["*"] {}
+  optgen.distribute none
+}

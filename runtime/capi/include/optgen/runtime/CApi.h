@@ -20,6 +20,12 @@
 // fault. Strings a function returns stay valid until the next call with
 // the same handle.
 //
+// Handles are checked: one destroyed already (a second destroy, a use
+// after destroy), one of the other kind or one optgen never made is an
+// error (for the destroy functions, which return nothing, the thread's
+// last error), not a crash. A tensor with elements needs memory: null data
+// is an error.
+//
 //===----------------------------------------------------------------------===*/
 
 #ifndef OPTGEN_RUNTIME_CAPI_H
@@ -32,7 +38,7 @@ extern "C" {
 #endif
 
 /* Changes whenever a function or struct below changes. */
-#define OPTGEN_CAPI_VERSION 1
+#define OPTGEN_CAPI_VERSION 2
 
 enum { OPTGEN_OK = 0, OPTGEN_ERROR = 1 };
 
@@ -119,6 +125,10 @@ int optgen_finalize(optgen_optimizer *optimizer);
 /* Hyperparameters: count values (a tuple's elements, one otherwise). */
 int optgen_set_hyper(optgen_optimizer *optimizer, const char *group,
                      const char *name, const double *values, int64_t count);
+/* OPTGEN_ERROR, saying why, for values optgen_set_hyper() would refuse;
+ * changes nothing (a caller checks a whole set before it applies any). */
+int optgen_check_hyper(optgen_optimizer *optimizer, const char *group,
+                       const char *name, const double *values, int64_t count);
 /* Writes up to capacity values and their number to *count. */
 int optgen_get_hyper(optgen_optimizer *optimizer, const char *group,
                      const char *name, double *values, int64_t capacity,
@@ -164,6 +174,7 @@ int optgen_checkpoint_metadata(optgen_checkpoint *checkpoint,
                                const char **json);
 int optgen_checkpoint_set_metadata(optgen_checkpoint *checkpoint,
                                    const char *json);
+/* -1 for a handle that is not a live checkpoint (optgen_last_error()). */
 int64_t optgen_checkpoint_tensor_count(const optgen_checkpoint *checkpoint);
 /* Tensor `index` (in name order): its name and a view of its memory. */
 int optgen_checkpoint_tensor(const optgen_checkpoint *checkpoint,

@@ -72,7 +72,7 @@ public:
   /// the distributed step), or checks the compiled one against the
   /// registered parameters and the world size, and has the executor
   /// allocate the state and everything else a step needs. Errors name the
-  /// parameter at fault. Under several ranks every rank calls it, and the
+  /// parameter at fault (two whose memory overlaps, too). Under several ranks every rank calls it, and the
   /// ranks agree (Agreement.h) that they hold the same parameters in the
   /// same order, with the same shapes, dtypes and groups, the same spec and
   /// the same plan: otherwise, or when it failed on any rank, it throws
@@ -80,7 +80,13 @@ public:
   void finalize();
 
   /// One optimizer step with the gradients now in the registered memory.
-  /// Under several ranks, a step that fails on one rank cannot be
+  /// First, when memory was registered or moved since the last step, no
+  /// parameter's memory may overlap another's or a gradient's (one tensor
+  /// registered twice would be stepped twice). Under several ranks the
+  /// ranks then agree (Agreement.h: 32 bytes a rank) that each holds the
+  /// same hyperparameters, and that none failed that check: otherwise every
+  /// rank throws AgreedError, naming the rank and the first difference,
+  /// before anything changed. A step that fails on one rank later cannot be
   /// recovered (the others wait inside its collectives): the rank reports
   /// the error on stderr and ends every rank (Communicator::abort).
   void step();
@@ -101,6 +107,10 @@ public:
                 double value);
   void setHyper(const std::string &group, const std::string &name,
                 const std::vector<double> &values);
+  /// Throws the Error setHyper() would for these values, changing nothing
+  /// (for callers that check a whole set before they apply any of it).
+  void checkHyper(const std::string &group, const std::string &name,
+                  const std::vector<double> &values) const;
   /// A float or int hyperparameter of a group.
   double hyper(const std::string &group, const std::string &name) const;
   /// A hyperparameter's values (a tuple's elements; one for the others).
@@ -160,11 +170,11 @@ public:
 
   /// The checkpoint saveState() writes, in memory, on every rank (each
   /// receives all of the state): its metadata and tensors, as a file has
-  /// them. importState() takes one back as loadState() does, with its
-  /// checks and its agreement, but without the file's checksum (a program
-  /// may move or convert the tensors; `source` names the checkpoint in
-  /// errors). For frameworks that keep checkpoints themselves (PyTorch's
-  /// state_dict()).
+  /// them. importState() takes one back as loadState() does, with every
+  /// check and the agreement, the checksum too (a program may move the
+  /// tensors, not change a bit of them or of the metadata; `source` names
+  /// the checkpoint in errors). For frameworks that keep checkpoints
+  /// themselves (PyTorch's state_dict()).
   struct Checkpoint {
     std::map<std::string, std::string> metadata;
     std::map<std::string, Tensor> tensors;
@@ -207,10 +217,19 @@ private:
       std::function<void(std::map<std::string, std::string> &metadata,
                          std::map<std::string, TensorView> &tensors)>;
   /// loadState() and importState(): reads the checkpoint `source` (as
-  /// errors name it), checks it (its checksum too when `checkChecksum`) and
-  /// makes it the state, every rank agreeing.
-  void restoreState(const std::string &source, const CheckpointReader &read,
-                    bool checkChecksum);
+  /// errors name it), checks it and makes it the state, every rank
+  /// agreeing.
+  void restoreState(const std::string &source, const CheckpointReader &read);
+  /// The error of registered memory that overlaps where it must not (a
+  /// parameter's with another's, or with a gradient when `gradients`), or
+  /// "".
+  std::string overlapError(bool gradients) const;
+  /// What the ranks compare before each step: the hyperparameters' values
+  /// (bytes), and how rank `rank`'s differ from rank 0's.
+  std::string stepDescription() const;
+  std::string explainStepDifference(const std::string &first,
+                                    const std::string &theirs,
+                                    int rank) const;
   /// The shape state `state` of parameter `param` is stored with.
   std::vector<int64_t> storedStateShape(size_t param, size_t state) const;
 
@@ -257,6 +276,9 @@ private:
   NonFinitePolicy onNonFinite_ = NonFinitePolicy::Propagate;
   int64_t skipped_ = 0;
   bool lastSkipped_ = false;
+  /// Whether the registered memory was checked for overlaps since it last
+  /// changed (step() checks it then).
+  bool memoryChecked_ = false;
 };
 
 /// The checksum an optimizer checkpoint stores as its "checksum" metadata:

@@ -213,6 +213,12 @@ struct OptimizerSpec {
   NonFinitePolicy onNonFinite = NonFinitePolicy::Propagate;
   /// The globals (none by default).
   GlobalsSpec globals = {};
+  /// A fingerprint of the math the rules compute, from the compiler: the
+  /// rules, the globals and every constant the spec and its -D values put
+  /// in them, but no hyperparameter's value and nothing of the groups. The
+  /// ranks of a step and the checkpoints it loads must have the same. Empty
+  /// for an optimizer written by hand, or generated from IR without one.
+  const char *math = "";
 };
 
 } // namespace optgen::runtime
