@@ -1046,14 +1046,17 @@ static void gatherOnHost(Communicator &gather, const std::vector<float> &held,
     return;
   size_t slot = static_cast<size_t>(widest) * sizeof(float);
   std::vector<unsigned char> mine(slot, 0);
-  std::memcpy(mine.data(), held.data(),
-              static_cast<size_t>(counts[gather.rank()]) * sizeof(float));
+  // A rank holding none of it has no bytes to give (and `held` may be
+  // empty: memcpy takes no null pointer, even for no bytes).
+  if (size_t bytes = static_cast<size_t>(counts[gather.rank()]) * sizeof(float))
+    std::memcpy(mine.data(), held.data(), bytes);
   std::vector<unsigned char> all(slot * counts.size());
   gather.allGatherBytes(mine.data(), slot, all.data());
   size_t at = 0;
   for (size_t r = 0; r < counts.size(); ++r) {
     size_t bytes = static_cast<size_t>(counts[r]) * sizeof(float);
-    std::memcpy(whole + at, all.data() + r * slot, bytes);
+    if (bytes)
+      std::memcpy(whole + at, all.data() + r * slot, bytes);
     at += bytes;
   }
 }
