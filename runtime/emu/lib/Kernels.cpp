@@ -129,6 +129,9 @@ struct Fiber {
 #endif
 #if OPTGEN_EMU_ASAN
   void *fakeStack = nullptr;
+  /// The stack pointer of its last switch back to the scheduler from
+  /// fiberMain: the frames it left poisoned lie above it.
+  char *finalSp = nullptr;
 #endif
 };
 
@@ -191,6 +194,14 @@ bool faulted(Block &block) {
 struct Stacks {
   char *memory = nullptr;
   size_t count = 0, length = 0;
+#if OPTGEN_EMU_ASAN
+  /// Per stack, the lowest address that its last thread may have left
+  /// poisoned (the redzones of frames that never returned): the next
+  /// thread unpoisons from there, not the whole stack. Unpoisoning the
+  /// whole megabyte per thread and block made a launch of 10^5 blocks of
+  /// 256 threads take a quarter of an hour under ASan.
+  std::vector<char *> poisonedFrom;
+#endif
 
   ~Stacks() { release(); }
   void release() {
@@ -215,6 +226,12 @@ struct Stacks {
     count = threads;
     for (size_t i = 0; i < threads; ++i)
       mprotect((*this)[i] - 4096, 4096, PROT_NONE);
+#if OPTGEN_EMU_ASAN
+    // A new mapping may lie where an earlier one left its poison.
+    poisonedFrom.resize(threads);
+    for (size_t i = 0; i < threads; ++i)
+      poisonedFrom[i] = (*this)[i];
+#endif
   }
 };
 
@@ -222,11 +239,6 @@ void fiberMain(Fiber *fiber);
 
 /// The stack pointer a new fiber starts from (see optgen_emu_switch).
 void *makeStack(char *stack, Fiber *fiber) {
-#if OPTGEN_EMU_ASAN
-  // Frames of the stack's last thread, which never returned, are still
-  // poisoned.
-  __asan_unpoison_memory_region(stack, kStackBytes);
-#endif
   uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + kStackBytes) & ~uintptr_t(15);
   uint64_t *frame = reinterpret_cast<uint64_t *>(top - 16);
   frame[-1] = reinterpret_cast<uint64_t>(&optgen_emu_fiber_start);
@@ -311,6 +323,9 @@ void fiberMain(Fiber *fiber) {
 #if OPTGEN_EMU_ASAN
   __sanitizer_start_switch_fiber(nullptr, block.schedulerBottom,
                                  block.schedulerSize);
+  char *sp;
+  asm volatile("mov %%rsp, %0" : "=r"(sp));
+  fiber->finalSp = sp;
 #endif
 #if OPTGEN_EMU_TSAN
   void *schedulerFiber = block.schedulerFiber;
@@ -454,10 +469,35 @@ void runBlock(Block &block, Stacks &stacks, uint3 index, dim3 blockSize,
 #if OPTGEN_EMU_TSAN
   block.schedulerFiber = __tsan_get_current_fiber();
 #endif
+#if OPTGEN_EMU_ASAN
+  // What each thread leaves poisoned, for the next block's thread on its
+  // stack: the frames above its last switch if it returned (less a margin
+  // for the switch's own), the whole stack if the block ended in a fault
+  // (threads left inside the kernel).
+  struct RecordPoison {
+    Block &block;
+    Stacks &stacks;
+    ~RecordPoison() {
+      bool whole = faulted(block);
+      for (size_t i = 0; i < block.fibers.size(); ++i) {
+        const Fiber &fiber = block.fibers[i];
+        bool done = fiber.state.load(std::memory_order_relaxed) == State::Done;
+        stacks.poisonedFrom[i] = whole || !done || !fiber.finalSp
+                                     ? stacks[i]
+                                     : std::max(stacks[i], fiber.finalSp - 256);
+      }
+    }
+  } recordPoison{block, stacks};
+#endif
   for (size_t i = 0; i < threads; ++i) {
     Fiber &fiber = block.fibers[i];
     fiber.block = &block;
     fiber.stack = stacks[i];
+#if OPTGEN_EMU_ASAN
+    __asan_unpoison_memory_region(stacks.poisonedFrom[i],
+                                  static_cast<size_t>(fiber.stack + kStackBytes -
+                                                      stacks.poisonedFrom[i]));
+#endif
     fiber.sp = makeStack(fiber.stack, &fiber);
     unsigned linear = static_cast<unsigned>(i);
     fiber.position.threadIndex = uint3{linear % blockSize.x,
