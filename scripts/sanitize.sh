@@ -38,7 +38,10 @@ ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 \
     -DOPTGEN_EXECUTABLE="$root/build/bin/optgen" >/dev/null
 cmake --build build-tsan --target optgen-runtime-cuda-emulated-tests \
   optgen-emu-violations tsan_nanochat_runner tsan_adamw_runner
+# The distributed step at 1, 2 and 3 ranks (one, a pair, an odd count with
+# uneven shards): 4 ranks take the same paths and the longest of the stage
+# (ASan's run and the main suite have them).
 OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
   ctest --test-dir build-tsan --output-on-failure -j "$(nproc)" \
-    -R 'runtime/cuda-emulated/|tsan/' || status=1
+    -R 'runtime/cuda-emulated/|tsan/' -E 'EndsWithOneRanksBits/.*N4' || status=1
 exit $status
