@@ -9,6 +9,6 @@ scripts/build.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 # The runtime and generated code under ASan and UBSan, then each fuzzer for
 # half a minute (docs/RELIABILITY.md; a minute by itself, and more with
-# FUZZ_SECONDS: CI stays under 25 minutes).
+# FUZZ_SECONDS: CI must stay under 40 minutes on 2 cores).
 scripts/sanitize.sh
 FUZZ_SECONDS=${FUZZ_SECONDS:-30} scripts/fuzz.sh
