@@ -178,7 +178,7 @@ def Optgen_SlotAttr : AttrDef<Optgen_Dialect, "Slot"> {
     the extent of the values the slot holds, with the rule's symbols, and
     the type each element is stored as: `f32` for tensors (bf16 and f16
     values held rounded), `bf16` or `f16` for tensors of that type on
-    device targets (`optgen-assign-buffers{narrow-storage}`), or an
+    targets with narrow storage (the target description's), or an
     accumulator's type. The runtime sizes the workspace from these for
     each parameter's shape.
 
@@ -215,6 +215,96 @@ def Optgen_UnitKind : I32EnumAttr<"UnitKind",
     "how a unit of a distributed step is shared out over ranks",
     [Optgen_UnitSmall, Optgen_UnitFlat, Optgen_UnitOwned, Optgen_UnitLocal]> {
   let cppNamespace = "::optgen";
+}
+
+//===----------------------------------------------------------------------===//
+// The target description
+//===----------------------------------------------------------------------===//
+
+def Optgen_TargetHost   : I32EnumAttrCase<"host", 0>;
+def Optgen_TargetDevice : I32EnumAttrCase<"device", 1>;
+def Optgen_TargetKind : I32EnumAttr<"TargetKind",
+    "where a target's kernels run",
+    [Optgen_TargetHost, Optgen_TargetDevice]> {
+  let cppNamespace = "::optgen";
+}
+
+def Optgen_StorageWide   : I32EnumAttrCase<"wide", 0>;
+def Optgen_StorageNarrow : I32EnumAttrCase<"narrow", 1>;
+def Optgen_TargetStorage : I32EnumAttr<"TargetStorage",
+    "how a target stores bf16 and f16 temporaries",
+    [Optgen_StorageWide, Optgen_StorageNarrow]> {
+  let cppNamespace = "::optgen";
+}
+
+def Optgen_FeatureNone        : I32BitEnumAttrCaseNone<"none">;
+def Optgen_FeatureShardGroups : I32BitEnumAttrCaseBit<"shard_groups", 0>;
+def Optgen_FeatureSkipNonFinite : I32BitEnumAttrCaseBit<"skip_nonfinite", 1>;
+def Optgen_TargetFeatures : I32BitEnumAttr<"TargetFeatures",
+    "what a target generates beyond every target's common ground",
+    [Optgen_FeatureNone, Optgen_FeatureShardGroups,
+     Optgen_FeatureSkipNonFinite]> {
+  let cppNamespace = "::optgen";
+  let separator = " | ";
+}
+
+def Optgen_TargetAttr : AttrDef<Optgen_Dialect, "Target"> {
+  let mnemonic = "target";
+  let summary = "what the code is generated for, as passes and printers read it";
+  let description = [{
+    The module attribute `optgen.target`, set once (by `optgen-set-target`,
+    the first pass of `optgen-lower-to-executable`, from the catalogue of
+    known targets in TargetDescription.cpp) and read by every pass and
+    printer after it, so that no pass or printer names a target or holds
+    a target's constant:
+
+    - `name`: the target as `--target` spells it; the runtime component
+      its code links and the banner of its files say it.
+    - `kind`: `host` (the CPU: OpenMP loops over host memory) or `device`
+      (a GPU: kernels and their launches, scalars and partial sums in
+      device memory).
+    - `accumulator`: the type reductions accumulate in (f32 or f64).
+    - `storage`: `wide` holds bf16 and f16 temporaries in f32, `narrow`
+      as their own type.
+    - device only: `threads_per_block` of every kernel, `vector_width`
+      (f32 elements a thread moves per access), `max_blocks_per_member` of
+      a grid-stride launch, `reduction_blocks` (the fixed number of blocks
+      and partial sums of a full reduction, so that its result does not
+      depend on scheduling), and `arch`, the compute capability code is
+      built for when the build does not say.
+    - `supports`: what it generates beyond every target's common ground
+      (`shard_groups`: hybrid sharding's step; `skip_nonfinite`: steps
+      skipped on non-finite gradients, `on_nonfinite skip`).
+
+    Parameters that do not apply are left out (0 or `none`).
+
+    Example: `#optgen.target<name = "cpu", kind = host, accumulator = f64,
+    supports = "shard_groups | skip_nonfinite">`.
+  }];
+  let parameters = (ins
+    StringRefParameter<"the target's name">:$name,
+    EnumParameter<Optgen_TargetKind>:$kind,
+    "::mlir::Type":$accumulator,
+    DefaultValuedParameter<"::optgen::TargetStorage",
+                           "::optgen::TargetStorage::wide">:$storage,
+    DefaultValuedParameter<"int64_t", "0">:$threads_per_block,
+    DefaultValuedParameter<"int64_t", "0">:$vector_width,
+    DefaultValuedParameter<"int64_t", "0">:$max_blocks_per_member,
+    DefaultValuedParameter<"int64_t", "0">:$reduction_blocks,
+    DefaultValuedParameter<"int64_t", "0">:$arch,
+    DefaultValuedParameter<"::optgen::TargetFeatures",
+                           "::optgen::TargetFeatures::none">:$supports);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool isDevice() const { return getKind() == ::optgen::TargetKind::device; }
+    bool hasNarrowStorage() const {
+      return getStorage() == ::optgen::TargetStorage::narrow;
+    }
+    bool supports(::optgen::TargetFeatures feature) const {
+      return ::optgen::bitEnumContainsAll(getSupports(), feature);
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,8 +1,11 @@
 //===- OptgenDialect.cpp - The optgen dialect -----------------------------===//
 
 #include "dialect/OptgenDialect.h"
+#include "dialect/TargetDescription.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -63,7 +66,7 @@ static LogicalResult verifyBufferIndex(Operation *op, BufferAttr buffer,
 }
 
 /// The dialect's attributes on other ops: the memory plan of an executable
-/// rule (optgen-assign-buffers).
+/// rule (optgen-assign-buffers), the module's target description.
 LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -133,6 +136,12 @@ LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError("'")
              << kMathAttr << "' is an optimizer's fingerprint of its math, a "
              << "string";
+    return success();
+  }
+  if (name == kTargetAttr) {
+    if (!isa<ModuleOp>(op) || !isa<TargetAttr>(attr.getValue()))
+      return op->emitOpError("'")
+             << kTargetAttr << "' is a module's #optgen.target";
     return success();
   }
   if (name == "optgen.specializes") {
