@@ -67,20 +67,37 @@ def MarkSymmetric : Pass<"optgen-mark-symmetric", "optgen::RuleOp"> {
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
+def SetTarget : Pass<"optgen-set-target", "mlir::ModuleOp"> {
+  let summary = "Put the target's description on the module";
+  let description = [{
+    Sets the module's `optgen.target` to the description of the target
+    `target` names (`cpu`, `cuda`: the catalogue in TargetDescription.cpp),
+    which every pass and printer after it reads: the accumulator type, how
+    16-bit temporaries are stored, launch constants, what the target
+    supports. Without `target`, a module that has a description keeps it
+    and one without gets the CPU's. A module already described for another
+    target is an error, and so is what the target cannot generate, at its
+    op: a schedule with shard groups on a target without `shard_groups`,
+    `on_nonfinite skip` on one without `skip_nonfinite`.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "The target: cpu or cuda (empty: the module's, else cpu)">,
+  ];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
 def SetAccumulators : Pass<"optgen-set-accumulators"> {
   let summary = "Name the type every reduction accumulates in";
   let description = [{
     Sets `accumulator` on each `optgen.reduce` and `optgen.reduce_params`
     (a global's partials) that has none, in the op it runs on (a rule or a
     global), so that what printed code accumulates in is decided here, not
-    by a printer: f32 (the dialect's semantics, what GPUs use) or f64 (the
-    CPU target's choice: on the CPU a wider sum costs little and stays
-    closer to the fp64 reference).
+    by a printer: the target description's `accumulator`, f32 (the
+    dialect's semantics, what GPUs use) or f64 (the CPU target's choice: on
+    the CPU a wider sum costs little and stays closer to the fp64
+    reference).
   }];
-  let options = [
-    Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
-           "The accumulator type: f32 or f64">,
-  ];
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
@@ -99,19 +116,17 @@ def AssignHyperOffsets : Pass<"optgen-assign-hyper-offsets", "optgen::RuleOp"> {
 def AssignDeviceScalars : Pass<"optgen-assign-device-scalars", "optgen::RuleOp"> {
   let summary = "Give a device target's kernel scalars and partial sums memory";
   let description = [{
-    For targets whose kernels run on a device (CUDA): every scalar result of
-    an `optgen.kernel` (a reduction's value, read by later kernels) gets a
+    For targets whose kernels run on a device (the target description's
+    `kind`; on a host it changes nothing): every scalar result of an
+    `optgen.kernel` (a reduction's value, read by later kernels) gets a
     workspace slot of one element instead of `unit`, and every full
-    reduction inside a kernel gets a slot of `partials` elements of its
-    accumulator type, one per block of the kernel's launch, which a second
-    pass sums in a fixed order: results do not depend on scheduling. Runs
-    after `optgen-assign-buffers`; the slots are added to the rule's
-    `optgen.workspace`, after its tensor slots.
+    reduction inside a kernel gets a slot of the target's
+    `reduction_blocks` elements of its accumulator type, one per block of
+    the kernel's launch, which a second pass sums in a fixed order: results
+    do not depend on scheduling. Runs after `optgen-assign-buffers`; the
+    slots are added to the rule's `optgen.workspace`, after its tensor
+    slots.
   }];
-  let options = [
-    Option<"partials", "partials", "int64_t", /*default=*/"128",
-           "Blocks per parameter of a full reduction (its partial sums)">,
-  ];
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
@@ -147,17 +162,13 @@ def AssignBuffers : Pass<"optgen-assign-buffers", "optgen::RuleOp"> {
     - A reduction along an axis inside a kernel gets a slot for its
       accumulator, of the accumulator's type (`optgen-set-accumulators`).
     Tensor values are stored as f32 whatever their element type (bf16 and
-    f16 values held rounded), or, with `narrow-storage` (device targets,
-    whose products read 16-bit matrices on tensor cores), bf16 and f16
-    values as their own type: half the memory traffic, and matrix products
-    of the dtypes the spec names. A value is written over an input, or into
+    f16 values held rounded), or, where the target description's `storage`
+    is `narrow` (device targets, whose products read 16-bit matrices on
+    tensor cores), bf16 and f16 values as their own type: half the memory
+    traffic, and matrix products of the dtypes the spec names. A value is written over an input, or into
     a reserved slot, only where the storage types agree. Accumulators are
     stored as their type.
   }];
-  let options = [
-    Option<"narrowStorage", "narrow-storage", "bool", /*default=*/"false",
-           "Store bf16 and f16 tensors as their own type, not as f32">,
-  ];
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 

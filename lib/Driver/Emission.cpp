@@ -3,6 +3,7 @@
 #include "optgen/Driver/Emission.h"
 
 #include "dialect/OptgenDialect.h"
+#include "dialect/TargetDescription.h"
 #include "optgen/Driver/Spec.h"
 #include "optgen/Target/CFamily/Names.h"
 #include "optgen/Target/Cpu/EmitCpu.h"
@@ -23,21 +24,12 @@ namespace {
 
 /// Runs `emitter` on every optimizer of `module`, its comments citing the
 /// spec (see emitCpuFiles).
-LogicalResult emitFiles(ModuleOp module, const MemoryBuffer *spec,
-                        GeneratedFiles &files,
-                        LogicalResult (*emitter)(OptimizerOp,
-                                                 const CpuEmitOptions &,
-                                                 GeneratedFiles &)) {
+LogicalResult emitWith(ModuleOp module, const MemoryBuffer *spec,
+                       GeneratedFiles &files,
+                       LogicalResult (*emitter)(OptimizerOp,
+                                                const CpuEmitOptions &,
+                                                GeneratedFiles &)) {
   for (auto optimizer : module.getOps<OptimizerOp>()) {
-    // The CUDA executor and its communicators have no shard groups yet.
-    if (emitter == emitCuda)
-      for (ScheduleOp schedule : optimizer.getBlock().getOps<ScheduleOp>())
-        if (schedule.hasShardGroups())
-          return schedule.emitError("shard groups of ")
-                 << schedule.getShardGroupSize() << " of "
-                 << schedule.getWorldSize()
-                 << " ranks (hybrid sharding): the CUDA target does not "
-                    "generate their step yet";
     auto at = optimizer.getLoc()->findInstanceOf<FileLineColLoc>();
     StringRef specPath = spec ? spec->getBufferIdentifier()
                          : at ? at.getFilename().getValue()
@@ -70,14 +62,24 @@ LogicalResult emitFiles(ModuleOp module, const MemoryBuffer *spec,
 
 } // namespace
 
+LogicalResult optgen::emitTargetFiles(ModuleOp module,
+                                      const MemoryBuffer *spec,
+                                      GeneratedFiles &files) {
+  FailureOr<TargetAttr> target = requireTarget(module, "printing its files");
+  if (failed(target))
+    return failure();
+  return emitWith(module, spec, files,
+                  target->isDevice() ? emitCuda : emitCpu);
+}
+
 LogicalResult optgen::emitCpuFiles(ModuleOp module, const MemoryBuffer *spec,
                                    GeneratedFiles &files) {
-  return emitFiles(module, spec, files, emitCpu);
+  return emitWith(module, spec, files, emitCpu);
 }
 
 LogicalResult optgen::emitCudaFiles(ModuleOp module, const MemoryBuffer *spec,
                                     GeneratedFiles &files) {
-  return emitFiles(module, spec, files, emitCuda);
+  return emitWith(module, spec, files, emitCuda);
 }
 
 void optgen::printFiles(const GeneratedFiles &files, raw_ostream &os) {

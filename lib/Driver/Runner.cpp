@@ -335,10 +335,13 @@ std::optional<RuntimePackage> runtimePackage(bool cuda, bool emulated,
 } // namespace
 
 std::string optgen::buildRunner(const GeneratedFiles &files,
-                                StringRef buildDir, bool emulated) {
+                                TargetAttr target, StringRef buildDir,
+                                bool emulated) {
   Progress progress;
   std::string runner, optimizer;
-  bool cuda = false;
+  // A device target's code is CUDA: it links the runtime's cuda component,
+  // or the emulated device.
+  bool cuda = target.isDevice();
   for (const auto &[name, text] : files) {
     // NAME_runner.cpp, NAME the optimizer's name; its CMake target's is
     // legalised as the generated CMakeLists.txt's.
@@ -346,10 +349,10 @@ std::string optgen::buildRunner(const GeneratedFiles &files,
       optimizer = stem.str();
       runner = legalIdentifier(stem) + "_runner";
     }
-    cuda |= StringRef(name).ends_with(".cu");
   }
   emulated = emulated && cuda;
-  StringRef target = emulated ? "cuda-emulated" : cuda ? "cuda" : "cpu";
+  std::string flavour =
+      target.getName().str() + (emulated ? "-emulated" : "");
   // The emulated device needs no CUDA toolkit: it is in the runtime built
   // for the CPU.
   std::optional<RuntimePackage> runtime =
@@ -367,16 +370,15 @@ std::string optgen::buildRunner(const GeneratedFiles &files,
     std::string cache = cacheDirectory();
     if (cache.empty())
       return "";
-    dir = joined(cache, optimizer + "-" + target.str() + "-" + key);
+    dir = joined(cache, optimizer + "-" + flavour + "-" + key);
   }
   std::unique_ptr<EntryLock> lock = EntryLock::acquire(dir, [&] {
     progress.stage("waiting for another optgen, which builds the runner in " +
                    dir);
   });
   if (!lock ||
-      !describeEntry(dir, ("the runner of optimizer '" + optimizer + "' (" +
-                           target + "), linking " + runtime->configDir)
-                              .str()))
+      !describeEntry(dir, "the runner of optimizer '" + optimizer + "' (" +
+                              flavour + "), linking " + runtime->configDir))
     return "";
   // The generated files are this entry's own: replacing them is no loss.
   std::string src = joined(dir, "src");

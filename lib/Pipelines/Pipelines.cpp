@@ -43,15 +43,15 @@ void optgen::buildLowerToKernelsPipeline(OpPassManager &pm) {
 
 void optgen::buildLowerToExecutablePipeline(
     OpPassManager &pm, const ExecutablePipelineOptions &options) {
+  // Every pass after this one reads the module's target description.
+  pm.addPass(createSetTarget({options.target}));
   OpPassManager &optimizers = pm.nest<OptimizerOp>();
-  optimizers.nest<GlobalOp>().addPass(
-      createSetAccumulators({options.accumulator}));
+  optimizers.nest<GlobalOp>().addPass(createSetAccumulators());
   OpPassManager &rules = optimizers.nest<RuleOp>();
-  rules.addPass(createSetAccumulators({options.accumulator}));
+  rules.addPass(createSetAccumulators());
   rules.addPass(createAssignHyperOffsets());
-  rules.addPass(createAssignBuffers({options.device}));
-  if (options.device)
-    rules.addPass(createAssignDeviceScalars());
+  rules.addPass(createAssignBuffers());
+  rules.addPass(createAssignDeviceScalars());
 }
 
 void optgen::registerOptgenPipelines() {
@@ -67,8 +67,8 @@ void optgen::registerOptgenPipelines() {
       buildLowerToKernelsPipeline);
   PassPipelineRegistration<ExecutablePipelineOptions>(
       "optgen-lower-to-executable",
-      "Decide what printers would otherwise decide: accumulator types, the "
-      "hyperparameters' layout and every tensor's buffer (optgen compile "
-      "--emit=executable)",
+      "Describe the target on the module and decide what printers would "
+      "otherwise decide: accumulator types, the hyperparameters' layout and "
+      "every tensor's buffer (optgen compile --emit=executable)",
       buildLowerToExecutablePipeline);
 }

@@ -9,6 +9,8 @@
 
 #include "optgen/Transforms/Passes.h"
 
+#include "dialect/TargetDescription.h"
+
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
@@ -408,7 +410,10 @@ struct AssignBuffersPass : optgen::impl::AssignBuffersBase<AssignBuffersPass> {
   using AssignBuffersBase::AssignBuffersBase;
 
   void runOnOperation() override {
-    if (failed(Assigner(getOperation(), narrowStorage).run()))
+    FailureOr<TargetAttr> target =
+        requireTarget(getOperation(), "optgen-assign-buffers");
+    if (failed(target) ||
+        failed(Assigner(getOperation(), target->hasNarrowStorage()).run()))
       signalPassFailure();
   }
 };

@@ -10,6 +10,8 @@
 
 #include "optgen/Transforms/Passes.h"
 
+#include "dialect/TargetDescription.h"
+
 #include "mlir/IR/Builders.h"
 
 namespace optgen {
@@ -28,6 +30,13 @@ struct AssignDeviceScalarsPass
 
   void runOnOperation() override {
     RuleOp rule = getOperation();
+    FailureOr<TargetAttr> target =
+        requireTarget(rule, "optgen-assign-device-scalars");
+    if (failed(target))
+      return signalPassFailure();
+    // On a host a kernel's scalars are the step's local variables.
+    if (!target->isDevice())
+      return;
     MLIRContext *context = &getContext();
     Builder builder(context);
     auto workspace = rule->getAttrOfType<ArrayAttr>("optgen.workspace");
@@ -36,13 +45,7 @@ struct AssignDeviceScalarsPass
                      "run --optgen-assign-buffers first");
       return signalPassFailure();
     }
-    int64_t blocks = partials;
-    if (blocks < 1) {
-      rule.emitError("optgen-assign-device-scalars: partials is at least 1, "
-                     "not ")
-          << blocks;
-      return signalPassFailure();
-    }
+    int64_t blocks = target->getReductionBlocks();
     SmallVector<Attribute> slots(workspace.begin(), workspace.end());
     auto addSlot = [&](ArrayRef<int64_t> extent, Type storage) {
       SmallVector<Attribute> dims;

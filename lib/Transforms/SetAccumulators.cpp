@@ -2,7 +2,7 @@
 
 #include "optgen/Transforms/Passes.h"
 
-#include "mlir/IR/Builders.h"
+#include "dialect/TargetDescription.h"
 
 namespace optgen {
 #define GEN_PASS_DEF_SETACCUMULATORS
@@ -19,18 +19,11 @@ struct SetAccumulatorsPass
   using SetAccumulatorsBase::SetAccumulatorsBase;
 
   void runOnOperation() override {
-    Builder builder(&getContext());
-    Type accumulator;
-    if (dtype == "f32")
-      accumulator = builder.getF32Type();
-    else if (dtype == "f64")
-      accumulator = builder.getF64Type();
-    else {
-      getOperation()->emitError("optgen-set-accumulators: dtype is f32 or "
-                                "f64, not '")
-          << dtype << "'";
+    FailureOr<TargetAttr> target =
+        requireTarget(getOperation(), "optgen-set-accumulators");
+    if (failed(target))
       return signalPassFailure();
-    }
+    Type accumulator = target->getAccumulator();
     getOperation()->walk([&](Operation *op) {
       auto set = [&](auto reduce) {
         if (!reduce.getAccumulatorAttr())

@@ -1,5 +1,6 @@
-// RUN: %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen.optimizer(optgen.rule(optgen-assign-buffers{narrow-storage=true})))' | FileCheck %s --check-prefixes=CHECK,NARROW
-// RUN: %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen.optimizer(optgen.rule(optgen-assign-buffers)))' | FileCheck %s --check-prefixes=CHECK,WIDE
+// The storage is the target description's: narrow for cuda, wide for cpu.
+// RUN: %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen-set-target{target=cuda},optgen.optimizer(optgen.rule(optgen-assign-buffers)))' | FileCheck %s --check-prefixes=CHECK,NARROW
+// RUN: %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen-set-target{target=cpu},optgen.optimizer(optgen.rule(optgen-assign-buffers)))' | FileCheck %s --check-prefixes=CHECK,WIDE
 
 // With narrow storage (device targets) a bf16 tensor lives in a bf16 slot,
 // and so does a product of two (cuBLASLt reads and writes bf16); an f32

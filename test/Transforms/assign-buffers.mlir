@@ -1,4 +1,4 @@
-// RUN: %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen.optimizer(optgen.rule(optgen-assign-buffers)))' | FileCheck %s
+// RUN: %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen-set-target{target=cpu},optgen.optimizer(optgen.rule(optgen-assign-buffers)))' | FileCheck %s
 
 // One AdamW step writes p, m and v in place: no workspace at all.
 // CHECK-LABEL: optgen.rule @adamw

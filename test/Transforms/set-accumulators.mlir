@@ -1,8 +1,9 @@
-// RUN: %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen.optimizer(optgen.rule(optgen-set-accumulators)))' | FileCheck %s --check-prefix=F32
-// RUN: %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen.optimizer(optgen.rule(optgen-set-accumulators{dtype=f64})))' | FileCheck %s --check-prefix=F64
-// RUN: not %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen.optimizer(optgen.rule(optgen-set-accumulators{dtype=i8})))' 2>&1 | FileCheck %s --check-prefix=BAD
+// The accumulator is the target description's: f32 for cuda, f64 for cpu.
+// RUN: %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen-set-target{target=cuda},optgen.optimizer(optgen.rule(optgen-set-accumulators)))' | FileCheck %s --check-prefix=F32
+// RUN: %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen-set-target{target=cpu},optgen.optimizer(optgen.rule(optgen-set-accumulators)))' | FileCheck %s --check-prefix=F64
+// RUN: not %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen.optimizer(optgen.rule(optgen-set-accumulators)))' 2>&1 | FileCheck %s --check-prefix=BAD
 // The same pass on a global names its partials' accumulators.
-// RUN: %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen.optimizer(optgen.global(optgen-set-accumulators{dtype=f64})))' | FileCheck %s --check-prefix=GLOBAL
+// RUN: %optgen-opt %s -split-input-file --pass-pipeline='builtin.module(optgen-set-target{target=cpu},optgen.optimizer(optgen.global(optgen-set-accumulators)))' | FileCheck %s --check-prefix=GLOBAL
 
 // Every reduction names its accumulator, inside kernels too; one already
 // named keeps its type.
@@ -14,7 +15,8 @@
 // F64: optgen.reduce norm %g {accumulator = f64}
 // F64: optgen.reduce sum %{{.*}} {accumulator = f64}
 // F64: optgen.reduce max %g {accumulator = f64}
-// BAD: error: optgen-set-accumulators: dtype is f32 or f64, not 'i8'
+// Without a target description there is no accumulator to choose.
+// BAD: error: optgen-set-accumulators needs the module's target description ('optgen.target', set by optgen-set-target)
 optgen.optimizer @o {
   optgen.rule @norms inputs ["p", "g"] {
   ^bb0(%p: !optgen.tensor<[m, n], bf16>, %g: !optgen.tensor<[m, n], bf16>):

@@ -15,6 +15,7 @@
 #include "NewCase.h"
 
 #include "dialect/OptgenDialect.h"
+#include "dialect/TargetDescription.h"
 #include "optgen/Driver/Cache.h"
 #include "optgen/Driver/Emission.h"
 #include "optgen/Driver/Explain.h"
@@ -131,19 +132,22 @@ cl::opt<Stage> emit(
                    "the generated code for --target (the default with it)")),
     cl::sub(compileCommand), cl::cat(optgenCategory));
 
-enum class Target { None, Cpu, Cuda };
-cl::opt<Target> target(
-    "target", cl::desc("Generate code for (compile), or run on (run):"),
-    cl::init(Target::None),
-    cl::values(clEnumValN(Target::Cpu, "cpu",
-                          "C++ for the CPU (a header, a source file and a "
-                          "CMakeLists.txt linking optgen's runtime)"),
-               clEnumValN(Target::Cuda, "cuda",
-                          "CUDA C++ for NVIDIA GPUs (a header, a .cu file "
-                          "and a CMakeLists.txt linking the runtime's cuda "
-                          "component); run: on the GPU, or on the emulated "
-                          "device without one (--device)")),
-    cl::sub(compileCommand), cl::sub(runCommand), cl::cat(optgenCategory));
+/// --target's help: each target's name and summary, as cl::values would
+/// list them (the catalogue is TargetDescription.cpp's).
+const std::string &targetHelp() {
+  static const std::string help = [] {
+    std::string text = "Generate code for (compile), or run on (run):";
+    for (StringRef name : optgen::targetNames())
+      text += "\n    =" + name.str() + std::string(14 - name.size(), ' ') +
+              "-   " + optgen::targetSummary(name).str();
+    return text;
+  }();
+  return help;
+}
+
+cl::opt<std::string> target("target", cl::desc(targetHelp()),
+                            cl::value_desc("TARGET"), cl::sub(compileCommand),
+                            cl::sub(runCommand), cl::cat(optgenCategory));
 
 enum class Device { Auto, Gpu, Emulated };
 cl::opt<Device> device(
@@ -400,6 +404,18 @@ bool validWorldSize() {
   return false;
 }
 
+/// Whether --target, when given, names a known target; false after the
+/// error, which lists them.
+bool validTarget() {
+  if (!target.getNumOccurrences() ||
+      llvm::is_contained(targetNames(), target.getValue()))
+    return true;
+  WithColor::error(errs(), "optgen")
+      << "unknown target '" << target << "'; the targets are "
+      << listTargets() << "\n";
+  return false;
+}
+
 /// optgen-plan with the command line's world size (at least `minWorldSize`)
 /// and shard group.
 LogicalResult plan(mlir::ModuleOp module, int minWorldSize = 0) {
@@ -415,15 +431,13 @@ LogicalResult lowerToKernels(mlir::ModuleOp module) {
   return runPipeline(module, buildLowerToKernelsPipeline);
 }
 
-/// optgen-lower-to-executable as the target wants it: reductions accumulate
-/// in f64 on the CPU, in f32 (the dialect's semantics) on GPUs.
+/// optgen-lower-to-executable for --target (the default target without
+/// it): the target's description goes on the module, and every later
+/// pass and printer reads it from there.
 LogicalResult lowerToExecutable(mlir::ModuleOp module) {
   return runPipeline(module, [](mlir::OpPassManager &pm) {
     ExecutablePipelineOptions options;
-    if (target == Target::Cuda) {
-      options.accumulator = "f32";
-      options.device = true;
-    }
+    options.target = target.getValue();
     buildLowerToExecutablePipeline(pm, options);
   });
 }
@@ -580,15 +594,13 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
     return finish(success());
   }
 
-  if (target == Target::None) {
+  if (target.empty()) {
     WithColor::error(errs(), "optgen") << "--emit=code needs --target\n";
     return finish(failure(), ExitUsage);
   }
   GeneratedFiles files;
   const MemoryBuffer *specBuffer = sourceMgr.getMemoryBuffer(specId);
-  if (failed(target == Target::Cuda
-                 ? emitCudaFiles(*module, specBuffer, files)
-                 : emitCpuFiles(*module, specBuffer, files)))
+  if (failed(emitTargetFiles(*module, specBuffer, files)))
     return finish(failure());
   if (outputFile != "-")
     return finish(writeFiles(outputFile, files, force), ExitFailure);
@@ -597,7 +609,9 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
 }
 
 int compile() {
-  if (target != Target::None && !emit.getNumOccurrences())
+  if (!validTarget())
+    return ExitUsage;
+  if (!target.empty() && !emit.getNumOccurrences())
     emit = Stage::Code;
   if (!validWorldSize())
     return ExitUsage;
@@ -795,6 +809,8 @@ int explain() {
 }
 
 int runCase() {
+  if (!validTarget())
+    return ExitUsage;
   if (tolerance.getNumOccurrences() &&
       !(tolerance >= 0 && std::isfinite(tolerance))) {
     WithColor::error(errs(), "optgen")
@@ -826,28 +842,30 @@ int runCase() {
                                 repeat, skipNonFinite, tolerance);
   }
 
-  // The CPU target unless --target says otherwise; a CUDA runner without a
-  // GPU says so and exits 77 (CTest's skip), which optgen run passes on.
+  // The default target unless --target says otherwise; a CUDA runner
+  // without a GPU says so and exits 77 (CTest's skip), which optgen run
+  // passes on.
   GeneratedFiles files;
   const MemoryBuffer *spec = loaded->sourceMgr.getMemoryBuffer(loaded->specId);
   if (failed(lowerToKernels(module)) || failed(lowerToExecutable(module)) ||
-      failed(target == Target::Cuda ? emitCudaFiles(module, spec, files)
-                                    : emitCpuFiles(module, spec, files)))
+      failed(emitTargetFiles(module, spec, files)))
     return ExitSpecError;
-  // Without a GPU (no NVIDIA device node) a CUDA case replays on the
-  // emulated device, which runs the same .cu text.
+  // Without a GPU (no NVIDIA device node) a device target's case replays on
+  // the emulated device, which runs the same .cu text.
+  TargetAttr lowered = getTarget(module);
   bool emulated = false;
-  if (target == Target::Cuda) {
+  if (lowered.isDevice()) {
     emulated = device == Device::Emulated ||
                (device == Device::Auto && !sys::fs::exists("/dev/nvidia0"));
     if (emulated && device == Device::Auto)
       errs() << "optgen: no GPU here: replaying on the emulated CUDA device "
                 "(--device=emulated; what it proves: docs/EMULATION.md)\n";
   } else if (device.getNumOccurrences()) {
-    WithColor::error(errs(), "optgen") << "--device is for --target=cuda\n";
+    WithColor::error(errs(), "optgen")
+        << "--device is for a GPU target (--target=cuda)\n";
     return ExitUsage;
   }
-  std::string runner = buildRunner(files, buildDir, emulated);
+  std::string runner = buildRunner(files, lowered, buildDir, emulated);
   if (runner.empty())
     return ExitFailure;
   std::vector<std::string> args{"--case", caseFile, "--repeat",
@@ -928,7 +946,7 @@ int newCase() {
 void printVersion(raw_ostream &os) {
   os << "optgen " << OPTGEN_VERSION << "\n"
      << "  built with LLVM and MLIR " << LLVM_VERSION_STRING << "\n"
-     << "  targets: cpu, cuda\n";
+     << "  targets: " << listTargets() << "\n";
 }
 
 /// `optgen help [COMMAND]` is `optgen [COMMAND] --help`: the arguments to

@@ -22,6 +22,14 @@ namespace optgen {
 /// Generated files: name -> contents.
 using GeneratedFiles = std::map<std::string, std::string>;
 
+/// The files of the target `module` is lowered for (its `optgen.target`:
+/// the CPU printer's for a host target, the CUDA printer's for a device
+/// one), citing the spec as emitCpuFiles does. Fails with a diagnostic on
+/// a module without a target description.
+mlir::LogicalResult emitTargetFiles(mlir::ModuleOp module,
+                                    const llvm::MemoryBuffer *spec,
+                                    GeneratedFiles &files);
+
 /// The CPU target's files for every optimizer of `module` (kernel IR).
 /// Comments cite the spec by the file name of the optimizer's location and
 /// quote its lines from `spec` when given, otherwise from the file that

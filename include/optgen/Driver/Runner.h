@@ -33,6 +33,7 @@
 #ifndef OPTGEN_DRIVER_RUNNER_H
 #define OPTGEN_DRIVER_RUNNER_H
 
+#include "dialect/OptgenDialect.h"
 #include "optgen/Driver/Emission.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -48,13 +49,13 @@ namespace optgen {
 int execute(llvm::StringRef program, llvm::ArrayRef<std::string> args,
             std::optional<llvm::StringRef> log = std::nullopt);
 
-/// Builds (or reuses) the runner of the generated `files` (CPU code, or
-/// CUDA code: a NAME.cu, built for the emulated device when `emulated`) in
-/// `buildDir` (when empty, an entry of the cache per generated code); the
-/// path of its executable, or an empty string after reporting a failure
-/// (the build's output is in build.log there).
-std::string buildRunner(const GeneratedFiles &files, llvm::StringRef buildDir,
-                        bool emulated = false);
+/// Builds (or reuses) the runner of the generated `files`, printed for
+/// `target` (a device target's code is built for the emulated device when
+/// `emulated`), in `buildDir` (when empty, an entry of the cache per
+/// generated code); the path of its executable, or an empty string after
+/// reporting a failure (the build's output is in build.log there).
+std::string buildRunner(const GeneratedFiles &files, TargetAttr target,
+                        llvm::StringRef buildDir, bool emulated = false);
 
 } // namespace optgen
 

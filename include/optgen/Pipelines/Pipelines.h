@@ -14,10 +14,10 @@
 //                   as gemms (transposes, accumulate and symmetry folded
 //                   in), the math fused into kernels
 //   --emit=executable
-//                   optgen-lower-to-executable{accumulator=T device=B}: every
-//                   reduction's accumulator type, the hyperparameters'
-//                   layout and every tensor's buffer decided, so that a
-//                   printer only prints
+//                   optgen-lower-to-executable{target=T}: the target's
+//                   description on the module, every reduction's
+//                   accumulator type, the hyperparameters' layout and every
+//                   tensor's buffer decided, so that a printer only prints
 //   (--emit=code)   the emitter (optgen-translate --optgen-to-cpu)
 //
 // To add a pass to a stage, add one line to its build function in
@@ -61,24 +61,20 @@ void buildLowerToKernelsPipeline(mlir::OpPassManager &pm);
 
 struct ExecutablePipelineOptions
     : public mlir::PassPipelineOptions<ExecutablePipelineOptions> {
-  Option<std::string> accumulator{
-      *this, "accumulator",
-      llvm::cl::desc("The type reductions accumulate in: f32, or f64 (the "
-                     "CPU target's)"),
-      llvm::cl::init("f64")};
-  Option<bool> device{
-      *this, "device",
-      llvm::cl::desc("Kernels run on a device (a GPU target): their scalars "
-                     "and partial sums get workspace memory, and bf16 and "
-                     "f16 tensors are stored as their own type"),
-      llvm::cl::init(false)};
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("The target whose description the passes read: cpu or "
+                     "cuda (empty: the module's, else cpu)"),
+      llvm::cl::init("")};
 };
 
-/// optgen-lower-to-executable: names each reduction's accumulator type, lays
-/// out each rule's hyperparameters (optgen-assign-hyper-offsets) and gives
-/// every tensor value its buffer (optgen-assign-buffers); for a device,
-/// 16-bit tensors in 16-bit slots (narrow-storage) and every kernel scalar a
-/// slot too (optgen-assign-device-scalars).
+/// optgen-lower-to-executable: puts the target's description on the module
+/// (optgen-set-target), then, as it says, names each reduction's
+/// accumulator type, lays out each rule's hyperparameters
+/// (optgen-assign-hyper-offsets) and gives every tensor value its buffer
+/// (optgen-assign-buffers); for a device, 16-bit tensors in 16-bit slots
+/// (narrow storage) and every kernel scalar a slot too
+/// (optgen-assign-device-scalars).
 void buildLowerToExecutablePipeline(mlir::OpPassManager &pm,
                                     const ExecutablePipelineOptions &options);
 

@@ -49,13 +49,6 @@ using namespace optgen;
 
 namespace {
 
-/// Threads per block of every kernel.
-constexpr int kBlockThreads = 256;
-/// Elements per thread and pass of a vectorised loop (16 bytes of f32).
-constexpr int kVectorWidth = 4;
-/// At most this many blocks per member in a grid-stride launch.
-constexpr int kMaxBlocksPerMember = 1024;
-
 bool isTensor(Value v) { return isa<SymbolicTensorType>(v.getType()); }
 
 /// A kernel's first statement: the member its block steps (memberGrid puts
@@ -82,9 +75,12 @@ enum class Pass { Space, Rows, Cols };
 
 class CudaRuleEmitter {
 public:
-  CudaRuleEmitter(raw_ostream &os, const CpuEmitOptions &options, RuleOp rule,
+  CudaRuleEmitter(raw_ostream &os, const CpuEmitOptions &options,
+                  TargetAttr target, RuleOp rule,
                   std::vector<std::string> &tables)
-      : os(os), options(options), rule(rule),
+      : os(os), options(options), blockThreads(target.getThreadsPerBlock()),
+        vectorWidth(target.getVectorWidth()),
+        maxBlocksPerMember(target.getMaxBlocksPerMember()), rule(rule),
         ident(legalIdentifier(rule.getSymName())),
         elementwise(isElementwiseRule(rule)), tables(tables) {}
 
@@ -95,6 +91,10 @@ public:
 private:
   raw_ostream &os;
   const CpuEmitOptions &options;
+  /// The target description's launch constants: threads per block of every
+  /// kernel, f32 elements a thread moves per vectorised access, and the
+  /// most blocks per member of a grid-stride launch.
+  int64_t blockThreads, vectorWidth, maxBlocksPerMember;
   RuleOp rule;
   std::string ident;
   /// Members of any shapes (elementwise), or of one shape.
@@ -347,6 +347,13 @@ LogicalResult CudaRuleEmitter::checkKernel(KernelOp kernel) {
     if (auto reduce = dyn_cast<ReduceOp>(op)) {
       if (elementwise)
         return unsupported(reduce, "a reduction in an elementwise rule");
+      // The kernels and blockReduce accumulate in float: a wider
+      // accumulator (a host target's) would be computed narrower than the
+      // IR says.
+      if (!reduce.getAccumulator() || !reduce.getAccumulator()->isF32())
+        return reduce.emitError("the CUDA printer accumulates reductions in "
+                                "f32; run --optgen-set-accumulators for a "
+                                "target whose accumulator is f32");
       if (reduce.getAxis() && !constantInt(reduce.getAxis()) &&
           reduce.getAxis().getParentBlock() != &rule.getBlock())
         return unsupported(reduce, "a reduction along an axis computed inside "
@@ -693,7 +700,7 @@ llvm::SetVector<Value> kernelInputs(KernelOp kernel) {
 LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
                                                      StringRef kernelName) {
   BodyPrinter p(os, options);
-  os << "__global__ void __launch_bounds__(" << kBlockThreads << ") "
+  os << "__global__ void __launch_bounds__(" << blockThreads << ") "
      << kernelName << "(const optgen::runtime::DeviceCall call) {\n";
   printMember(p.line());
   p.line() << "const int64_t n = call.numels[member];\n";
@@ -778,7 +785,7 @@ LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
       },
       " | ");
   os << ") % 16) == 0;\n";
-  p.line() << "const int64_t vectors = aligned ? n / " << kVectorWidth
+  p.line() << "const int64_t vectors = aligned ? n / " << vectorWidth
            << " : 0;\n";
   p.line() << "for (int64_t q = first; q < vectors; q += stride) {\n";
   ++p.indent;
@@ -811,7 +818,7 @@ LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
              << ";\n";
   --p.indent;
   p.line() << "}\n";
-  p.line() << "for (int64_t k = vectors * " << kVectorWidth
+  p.line() << "for (int64_t k = vectors * " << vectorWidth
            << " + first; k < n; k += stride) {\n";
   ++p.indent;
   SmallVector<std::string> outputScalars;
@@ -838,7 +845,7 @@ LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
 
   llvm::raw_string_ostream ls(launches[kernel]);
   ls << "  optgen::runtime::launchKernel<" << kernelName << ">(grid, "
-     << kBlockThreads << ", 0, call.stream, call);\n";
+     << blockThreads << ", 0, call.stream, call);\n";
   ls << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
      << cppString(("launching " + kernelName).str()) << ");\n";
   return success();
@@ -927,7 +934,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
   // visits and what it does with them.
   auto emitPass = [&](Pass pass, StringRef name) -> LogicalResult {
     BodyPrinter p(os, options);
-    os << "__global__ void __launch_bounds__(" << kBlockThreads << ") " << name
+    os << "__global__ void __launch_bounds__(" << blockThreads << ") " << name
        << "(const optgen::runtime::DeviceCall call, const " << ident
        << "_slots slots,\n    const int64_t R, const int64_t C" << extentParams
        << ") {\n";
@@ -1140,7 +1147,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
       case Pass::Space: {
         std::string partial = pointerOf(cast<BufferAttr>(
             reduce->getAttrOfType<ArrayAttr>("optgen.buffers")[0]));
-        p.line() << acc << " = optgen::runtime::blockReduce<" << kBlockThreads
+        p.line() << acc << " = optgen::runtime::blockReduce<" << blockThreads
                  << ">(" << acc << ", " << combine(reduce) << "());\n";
         p.line() << "if (threadIdx.x == 0)\n";
         p.line() << "  " << partial << "[blockIdx.x] = " << acc << ";\n";
@@ -1150,7 +1157,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
         auto buffer = cast<BufferAttr>(
             buffers[cast<OpResult>(resultOf(reduce)).getResultNumber()]);
         std::string out = pointerFor(buffer);
-        p.line() << acc << " = optgen::runtime::blockReduce<" << kBlockThreads
+        p.line() << acc << " = optgen::runtime::blockReduce<" << blockThreads
                  << ">(" << acc << ", " << combine(reduce) << "());\n";
         p.line() << "if (threadIdx.x == 0)\n";
         p.line() << "  " << out << "[i] = "
@@ -1195,7 +1202,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
   // sums in a fixed order, finished into the result's slot.
   if (!full.empty()) {
     std::string name = (kernelName + "_finish").str();
-    os << "__global__ void __launch_bounds__(" << kBlockThreads << ") " << name
+    os << "__global__ void __launch_bounds__(" << blockThreads << ") " << name
        << "(const optgen::runtime::DeviceCall call, const " << ident
        << "_slots slots,\n    const int64_t R, const int64_t C" << extentParams
        << ") {\n";
@@ -1220,7 +1227,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
          << "; b += blockDim.x)\n";
       os << "      " << acc << " = " << combineWith << "()(" << acc << ", "
          << partial << "[b]);\n";
-      os << "    " << acc << " = optgen::runtime::blockReduce<" << kBlockThreads
+      os << "    " << acc << " = optgen::runtime::blockReduce<" << blockThreads
          << ">(" << acc << ", " << combineWith << "());\n";
       std::string v = acc;
       if (reduce.getKind() == ReduceKind::mean)
@@ -1251,7 +1258,7 @@ void CudaRuleEmitter::emitStoreKernels() {
     auto [value, home] = store;
     os << "// Stores the new " << bufferName(rule, home) << " of rule '"
        << commentText(rule.getSymName()) << "' where it is kept.\n";
-    os << "__global__ void __launch_bounds__(" << kBlockThreads << ") "
+    os << "__global__ void __launch_bounds__(" << blockThreads << ") "
        << ident << "_store" << index << "(const optgen::runtime::DeviceCall "
        << "call, const " << ident << "_slots slots,\n    const int64_t count) "
        << "{\n";
@@ -1351,7 +1358,7 @@ void CudaRuleEmitter::printLaunches(KernelOp kernel, unsigned indent) {
   }
   auto launch = [&](const std::string &name, const std::string &grid) {
     line() << "optgen::runtime::launchKernel<" << name << ">(" << grid << ", "
-           << kBlockThreads << ", 0, call.stream, call, slots, " << R << ", "
+           << blockThreads << ", 0, call.stream, call, slots, " << R << ", "
            << C << extents << ");\n";
     line() << "OPTGEN_CUDA_CHECK(cudaGetLastError(), "
            << cppString("launching " + name) << ");\n";
@@ -1360,8 +1367,8 @@ void CudaRuleEmitter::printLaunches(KernelOp kernel, unsigned indent) {
       "optgen::runtime::memberGrid(static_cast<unsigned>(" + R +
       "), call.members)";
   std::string colsGrid = "optgen::runtime::memberGrid(static_cast<unsigned>((" + C + " + " +
-                         std::to_string(kBlockThreads - 1) + ") / " +
-                         std::to_string(kBlockThreads) + "), call.members)";
+                         std::to_string(blockThreads - 1) + ") / " +
+                         std::to_string(blockThreads) + "), call.members)";
   // The row and column passes first: each recomputes its slice of the
   // body from the kernel's inputs, which the space pass may update in place
   // (a state, a workspace slot): after it, they would read the updated
@@ -1404,12 +1411,12 @@ void CudaRuleEmitter::emitLaunch() {
      << "(const optgen::runtime::DeviceCall &call) {\n";
   os << "  if (call.members == 0)\n    return;\n";
   if (elementwise) {
-    os << "  const int64_t perBlock = int64_t{" << kBlockThreads << "} * "
-       << kVectorWidth << ";\n";
+    os << "  const int64_t perBlock = int64_t{" << blockThreads << "} * "
+       << vectorWidth << ";\n";
     os << "  const dim3 grid = optgen::runtime::memberGrid("
           "static_cast<unsigned>(std::clamp<int64_t>("
           "(call.maxNumel + perBlock - 1) / perBlock, 1, "
-       << kMaxBlocksPerMember << ")),\n"
+       << maxBlocksPerMember << ")),\n"
        << "                                                   call.members);\n";
   } else {
     os << "  " << ident << "_slots slots{};\n";
@@ -1420,8 +1427,8 @@ void CudaRuleEmitter::emitLaunch() {
     os << "  auto spaceGrid = [&](int64_t elements) {\n";
     os << "    return optgen::runtime::memberGrid(static_cast<unsigned>("
           "std::clamp<int64_t>((elements + "
-       << kBlockThreads - 1 << ") / " << kBlockThreads << ", 1, "
-       << kMaxBlocksPerMember << ")),\n"
+       << blockThreads - 1 << ") / " << blockThreads << ", 1, "
+       << maxBlocksPerMember << ")),\n"
        << "                                       call.members);\n";
     os << "  };\n";
     os << "  static_cast<void>(spaceGrid);\n";
@@ -1545,7 +1552,7 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
           }
         std::string name = ident + "_store" + std::to_string(index);
         line() << "optgen::runtime::launchKernel<" << name << ">(spaceGrid("
-               << rows << " * " << cols << "), " << kBlockThreads
+               << rows << " * " << cols << "), " << blockThreads
                << ", 0, call.stream, call, slots, " << rows << " * " << cols
                << ");\n";
         line() << "OPTGEN_CUDA_CHECK(cudaGetLastError(), "
@@ -1686,27 +1693,28 @@ LogicalResult CudaRuleEmitter::emit(RuleStepFunctions &step) {
   return success();
 }
 
-/// Blocks a member in the globals' contribution: a fixed grid, whatever the
-/// member's size, so that its partials do not depend on scheduling.
-constexpr int kGlobalBlocks = 128;
-
 /// The globals on the device (GlobalsSpec::launchContribution and
-/// launchFinish): per member, kGlobalBlocks blocks each folding a
-/// grid-stride share of its elements and combining its threads along a
-/// fixed tree, then a block per member combining those in block order into
+/// launchFinish): per member, the target's reduction_blocks blocks (a fixed
+/// grid, whatever the member's size, so that its partials do not depend on
+/// scheduling) each folding a grid-stride share of its elements and
+/// combining its threads along a fixed tree, then a block per member combining those in block order into
 /// the member's partials (as doubles, for the executor to combine); and a
 /// one-thread kernel computing each global from the combined partials.
 LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
                                 const CpuEmitOptions &options,
+                                TargetAttr target,
                                 GlobalsFunctions &functions) {
+  const int64_t blockThreads = target.getThreadsPerBlock();
+  const int64_t globalBlocks = target.getReductionBlocks();
   SmallVector<ReduceParamsOp> partials = getGlobalPartials(optimizer);
   for (ReduceParamsOp reduce : partials)
     if (!reduce.getAccumulator() || !reduce.getAccumulator()->isF32())
       return reduce.emitError("the CUDA printer accumulates a global's "
                               "partials in f32; run "
-                              "--optgen-set-accumulators first");
+                              "--optgen-set-accumulators for a target whose "
+                              "accumulator is f32");
   size_t count = partials.size();
-  std::string perMember = std::to_string(count * kGlobalBlocks);
+  std::string perMember = std::to_string(count * globalBlocks);
   auto combine = [](ReduceParamsOp reduce) {
     return reduce.getKind() == ReduceKind::max ? "optgen::runtime::Max()"
                                                : "optgen::runtime::Sum()";
@@ -1715,7 +1723,7 @@ LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
     return reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f";
   };
   auto launch = [&](const std::string &kernel, const std::string &grid,
-                    int threads) {
+                    int64_t threads) {
     os << "  optgen::runtime::launchKernel<" << kernel << ">(" << grid << ", "
        << threads << ", 0, call.stream, call);\n";
     os << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
@@ -1733,7 +1741,7 @@ LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
           "or this\n// rank's part), first per block: a grid-stride share of "
           "the member's elements,\n// its threads combined along a fixed "
           "tree.\n";
-    os << "__global__ void __launch_bounds__(" << kBlockThreads
+    os << "__global__ void __launch_bounds__(" << blockThreads
        << ") globalContribution_blocks(\n    const "
           "optgen::runtime::DeviceGlobals call) {\n";
     printMember(p.line());
@@ -1765,20 +1773,20 @@ LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
     --p.indent;
     p.line() << "}\n";
     for (auto [reduce, acc] : llvm::zip(partials, accs))
-      p.line() << acc << " = optgen::runtime::blockReduce<" << kBlockThreads
+      p.line() << acc << " = optgen::runtime::blockReduce<" << blockThreads
                << ">(" << acc << ", " << combine(reduce) << ");\n";
     p.line() << "if (threadIdx.x == 0) {\n";
     p.line() << "  float *const scratch = call.scratch + member * "
              << perMember << ";\n";
     for (auto [k, acc] : llvm::enumerate(accs))
-      p.line() << "  scratch[" << k * kGlobalBlocks << " + blockIdx.x] = "
+      p.line() << "  scratch[" << k * globalBlocks << " + blockIdx.x] = "
                << acc << ";\n";
     p.line() << "}\n";
     os << "}\n\n";
   }
 
   os << "// Then per member, its blocks' partials combined in block order.\n";
-  os << "__global__ void __launch_bounds__(" << kBlockThreads
+  os << "__global__ void __launch_bounds__(" << blockThreads
      << ") globalContribution_members(\n    const "
         "optgen::runtime::DeviceGlobals call) {\n";
   printMember(os << "  ");
@@ -1787,11 +1795,11 @@ LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
   for (auto [k, reduce] : llvm::enumerate(partials)) {
     os << "  {\n";
     os << "    float acc = " << identity(reduce) << ";\n";
-    os << "    for (int b = threadIdx.x; b < " << kGlobalBlocks
+    os << "    for (int b = threadIdx.x; b < " << globalBlocks
        << "; b += blockDim.x)\n";
     os << "      acc = " << combine(reduce) << "(acc, scratch["
-       << k * kGlobalBlocks << " + b]);\n";
-    os << "    acc = optgen::runtime::blockReduce<" << kBlockThreads
+       << k * globalBlocks << " + b]);\n";
+    os << "    acc = optgen::runtime::blockReduce<" << blockThreads
        << ">(acc, " << combine(reduce) << ");\n";
     os << "    if (threadIdx.x == 0)\n";
     os << "      call.memberPartials[member * " << count << " + " << k
@@ -1805,11 +1813,11 @@ LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
         "&call) {\n";
   os << "  if (call.members == 0)\n    return;\n";
   launch("globalContribution_blocks",
-         "optgen::runtime::memberGrid(" + std::to_string(kGlobalBlocks) +
+         "optgen::runtime::memberGrid(" + std::to_string(globalBlocks) +
              ", call.members)",
-         kBlockThreads);
+         blockThreads);
   launch("globalContribution_members",
-         "optgen::runtime::memberGrid(1, call.members)", kBlockThreads);
+         "optgen::runtime::memberGrid(1, call.members)", blockThreads);
   os << "}\n\n";
 
   {
@@ -1837,7 +1845,7 @@ LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
 
   functions.launchContribution = "launch_globalContribution";
   functions.launchFinish = "launch_finishGlobals";
-  functions.deviceScratch = static_cast<int64_t>(count) * kGlobalBlocks;
+  functions.deviceScratch = static_cast<int64_t>(count) * globalBlocks;
   return success();
 }
 
@@ -1846,37 +1854,39 @@ LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
 LogicalResult optgen::emitCuda(OptimizerOp optimizer,
                                const CpuEmitOptions &options,
                                std::map<std::string, std::string> &files) {
+  FailureOr<TargetAttr> target = requireTarget(optimizer, "the CUDA printer");
+  if (failed(target))
+    return failure();
+  if (!target->isDevice())
+    return optimizer.emitError()
+           << "the CUDA printer prints code for a device target; this module "
+              "is lowered for '"
+           << target->getName() << "', a host target";
   std::string stem = fileStem(optimizer);
-  // The CUDA executor does not check gradients (yet): it could not honour
-  // the policy, so the spec is refused here rather than at finalize().
-  for (OnNonFiniteOp policy : optimizer.getBlock().getOps<OnNonFiniteOp>())
-    if (policy.getPolicy() == NonFinitePolicy::skip)
-      return policy.emitError(
-          "the CUDA target cannot skip steps on non-finite gradients yet "
-          "(its executor does not check them); compile for the CPU, or "
-          "without `on_nonfinite skip`");
   files[stem + ".h"] =
-      emitOptimizerHeader(optimizer, options, "cuda",
+      emitOptimizerHeader(optimizer, options,
                           "optgen/runtime/CudaOptimizer.h",
                           "optgen::runtime::CudaOptimizer");
   std::string source;
   if (failed(emitHostSource(
-          optimizer, options, "cuda", "optgen::runtime::CudaOptimizer",
+          optimizer, options, "optgen::runtime::CudaOptimizer",
           [&](RuleOp rule, raw_ostream &os, std::vector<std::string> &tables,
               RuleStepFunctions &step) {
-            return CudaRuleEmitter(os, options, rule, tables).emit(step);
+            return CudaRuleEmitter(os, options, *target, rule, tables)
+                .emit(step);
           },
           [&](OptimizerOp optimizer, raw_ostream &os,
               std::vector<std::string> &, GlobalsFunctions &globals) {
-            return emitDeviceGlobals(optimizer, os, options, globals);
+            return emitDeviceGlobals(optimizer, os, options, *target,
+                                     globals);
           },
           source)))
     return failure();
   files[stem + ".cu"] = source;
   files[stem + "_runner.cpp"] = emitRunnerSource(
-      optimizer, options, "cuda", "optgen/runtime/CudaCaseRunner.h",
+      optimizer, options, "optgen/runtime/CudaCaseRunner.h",
       "optgen::runtime::cudaRunnerMain");
 
-  files["CMakeLists.txt"] = emitCMakeLists(optimizer, options, "cuda");
+  files["CMakeLists.txt"] = emitCMakeLists(optimizer, options);
   return success();
 }

@@ -11,6 +11,7 @@
 #define OPTGEN_TARGET_CPU_EMITCPU_H
 
 #include "dialect/OptgenDialect.h"
+#include "dialect/TargetDescription.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -36,10 +37,10 @@ mlir::LogicalResult emitCpu(OptimizerOp optimizer,
                             std::map<std::string, std::string> &files);
 
 /// The first lines of every generated file: what it was generated from, and
-/// the command (`optgen compile SPEC --target=TARGET`) that makes it again.
+/// the command (`optgen compile SPEC --target=TARGET`, the module's target)
+/// that makes it again.
 std::string generatedBanner(OptimizerOp optimizer,
-                            const CpuEmitOptions &options,
-                            llvm::StringRef target);
+                            const CpuEmitOptions &options);
 
 /// The NAME of every generated file (NAME.h, NAME.cpp or NAME.cu,
 /// NAME_runner.cpp): the optimizer's name as the spec writes it, so that
@@ -59,7 +60,6 @@ std::string factoryName(OptimizerOp optimizer);
 /// and its factory.
 std::string emitOptimizerHeader(OptimizerOp optimizer,
                                 const CpuEmitOptions &options,
-                                llvm::StringRef target,
                                 llvm::StringRef runtimeHeader,
                                 llvm::StringRef baseClass);
 
@@ -67,16 +67,14 @@ std::string emitOptimizerHeader(OptimizerOp optimizer,
 /// `runnerMain` (declared in `runnerHeader`), the target's.
 std::string emitRunnerSource(OptimizerOp optimizer,
                              const CpuEmitOptions &options,
-                             llvm::StringRef target,
                              llvm::StringRef runnerHeader,
                              llvm::StringRef runnerMain);
 
 /// CMakeLists.txt: the optimizer as a library (and its runner, optionally)
-/// for `target` (cpu, cuda), linking optgen's runtime as its CMake package
+/// for the module's target, linking optgen's runtime as its CMake package
 /// finds it, or its sources where the caller says (OPTGEN_RUNTIME_DIR).
 std::string emitCMakeLists(OptimizerOp optimizer,
-                           const CpuEmitOptions &options,
-                           llvm::StringRef target);
+                           const CpuEmitOptions &options);
 
 /// The functions a rule's RuleSpec entry points to: its host step (or
 /// "nullptr") and its device launch (or empty: none).
@@ -116,7 +114,6 @@ using GlobalsFunctionPrinter = llvm::function_ref<mlir::LogicalResult(
 /// which derives from `baseClass`, and its factory (factoryName()).
 mlir::LogicalResult emitHostSource(OptimizerOp optimizer,
                                    const CpuEmitOptions &options,
-                                   llvm::StringRef target,
                                    llvm::StringRef baseClass,
                                    RuleStepPrinter printStep,
                                    GlobalsFunctionPrinter printGlobals,
