@@ -13,6 +13,7 @@
 
 #include "CudaTestRules.h"
 #include "CudaTestSupport.h"
+#include "TempPath.h"
 
 #include "optgen/runtime/CudaCheck.h"
 #include "optgen/runtime/CudaInProcessCommunicator.h"
@@ -267,8 +268,8 @@ TEST_P(CudaMatchesHost, StepsSeeNewHyperparametersAndGiveTheHostsBits) {
   EXPECT_EQ(both.deviceOpt.stepCount("w1"), 5);
   EXPECT_EQ(both.deviceOpt.stepCount("s"), 5);
 
-  std::string hostPath = testing::TempDir() + "/cuda_host.safetensors";
-  std::string devicePath = testing::TempDir() + "/cuda_device.safetensors";
+  std::string hostPath = tempPath("cuda_host.safetensors");
+  std::string devicePath = tempPath("cuda_device.safetensors");
   both.hostOpt.saveState(hostPath);
   both.deviceOpt.saveState(devicePath);
   expectSameCheckpoints(hostPath, devicePath);
@@ -306,7 +307,7 @@ TEST_P(CudaMatchesHost, GlobalsAreTheHosts) {
 
 TEST(CudaExecutorTest, ACheckpointRoundTripsThroughTheDevice) {
   SKIP_WITHOUT_CUDA_DEVICE();
-  std::string path = testing::TempDir() + "/cuda_roundtrip.safetensors";
+  std::string path = tempPath("cuda_roundtrip.safetensors");
   HostAndDevice saved(DType::F32);
   saved.finalize();
   saved.step(0);
@@ -690,8 +691,8 @@ TEST_P(CudaDistributedStep, EndsWithOneRanksBits) {
   for (char &c : name)
     if (c == '/')
       c = '_';
-  std::string saved = testing::TempDir() + "/" + name + ".host.safetensors";
-  std::string savedAtN = testing::TempDir() + "/" + name + ".ranks.safetensors";
+  std::string saved = tempPath(name + ".host.safetensors");
+  std::string savedAtN = tempPath(name + ".ranks.safetensors");
 
   constexpr int kSteps = 3;
   Model alone(dtype);

@@ -8,6 +8,7 @@
 
 #include "optgen/runtime/Safetensors.h"
 
+#include "TempPath.h"
 #include "optgen/runtime/Error.h"
 #include "optgen/runtime/Json.h"
 
@@ -18,19 +19,12 @@
 #include <cstring>
 #include <fstream>
 #include <random>
-#include <unistd.h>
 
 using namespace optgen::runtime;
 
 namespace {
 
 using Bytes = std::vector<unsigned char>;
-
-/// A path in the test's temporary directory, unique to this process.
-std::string tempPath(const std::string &name) {
-  return testing::TempDir() + "optgen-runtime-" + std::to_string(getpid()) +
-         "-" + name;
-}
 
 void writeFile(const std::string &path, const Bytes &bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
