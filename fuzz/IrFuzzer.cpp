@@ -46,7 +46,7 @@ namespace {
 /// The CPU printer and explain on `module`; the spec's lines are not
 /// quoted (no file that a location of the input names is read).
 void emit(ModuleOp module) {
-  CpuEmitOptions options;
+  EmitOptions options;
   options.specName = "fuzz.opt";
   options.sourceLine = [](unsigned) { return std::string(); };
   for (OptimizerOp optimizer : module.getOps<OptimizerOp>()) {

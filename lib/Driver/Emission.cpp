@@ -27,7 +27,7 @@ namespace {
 LogicalResult emitWith(ModuleOp module, const MemoryBuffer *spec,
                        GeneratedFiles &files,
                        LogicalResult (*emitter)(OptimizerOp,
-                                                const CpuEmitOptions &,
+                                                const EmitOptions &,
                                                 GeneratedFiles &)) {
   for (auto optimizer : module.getOps<OptimizerOp>()) {
     auto at = optimizer.getLoc()->findInstanceOf<FileLineColLoc>();
@@ -45,7 +45,7 @@ LogicalResult emitWith(ModuleOp module, const MemoryBuffer *spec,
     if (source)
       source->getBuffer().split(lines, '\n');
 
-    CpuEmitOptions options;
+    EmitOptions options;
     // The file name reaches comments of the generated code: any name (one
     // with a newline, a backslash) is made safe there once, for every
     // printer.

@@ -2,8 +2,8 @@
 //
 // A read-only walk over executable IR, the CPU printer's peer. Host code
 // (state shapes, `where` conditions, workspace layouts, the spec tables the
-// runtime runs, the class header, the runner) is the CPU printer's host
-// part, shared (EmitCpu.h); this file prints what runs on the GPU: each rule
+// runtime runs, the class header, the runner) is every target's
+// (Target/Host/HostCode.h); this file prints what runs on the GPU: each rule
 // as one `launch_RULE(const DeviceCall &)` that enqueues, on the caller's
 // stream, the launches of each `optgen.kernel`, every launch covering every
 // parameter of the call at once (the grid's y and z index the members:
@@ -32,13 +32,12 @@
 
 #include "optgen/Target/Cuda/EmitCuda.h"
 
+#include "dialect/TargetDescription.h"
 #include "optgen/Target/CFamily/Expressions.h"
 #include "optgen/Target/CFamily/Globals.h"
-
 #include "optgen/Target/CFamily/Names.h"
 #include "optgen/Target/CFamily/SourceInfo.h"
 #include "optgen/Target/CFamily/StatementPrinter.h"
-#include "optgen/Target/Cpu/EmitCpu.h"
 
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -75,7 +74,7 @@ enum class Pass { Space, Rows, Cols };
 
 class CudaRuleEmitter {
 public:
-  CudaRuleEmitter(raw_ostream &os, const CpuEmitOptions &options,
+  CudaRuleEmitter(raw_ostream &os, const EmitOptions &options,
                   TargetAttr target, RuleOp rule,
                   std::vector<std::string> &tables)
       : os(os), options(options), blockThreads(target.getThreadsPerBlock()),
@@ -90,7 +89,7 @@ public:
 
 private:
   raw_ostream &os;
-  const CpuEmitOptions &options;
+  const EmitOptions &options;
   /// The target description's launch constants: threads per block of every
   /// kernel, f32 elements a thread moves per vectorised access, and the
   /// most blocks per member of a grid-stride launch.
@@ -471,7 +470,7 @@ std::string storedAs(StringRef storage, const std::string &value) {
 /// A kernel's body printed as statements (StatementPrinter) with the
 /// expressions of its values.
 struct BodyPrinter : StatementPrinter {
-  BodyPrinter(raw_ostream &os, const CpuEmitOptions &options)
+  BodyPrinter(raw_ostream &os, const EmitOptions &options)
       : StatementPrinter(os, options.specName, options.sourceLine) {}
 
   llvm::DenseMap<Value, std::string> exprs;
@@ -1701,7 +1700,7 @@ LogicalResult CudaRuleEmitter::emit(RuleStepFunctions &step) {
 /// the member's partials (as doubles, for the executor to combine); and a
 /// one-thread kernel computing each global from the combined partials.
 LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
-                                const CpuEmitOptions &options,
+                                const EmitOptions &options,
                                 TargetAttr target,
                                 GlobalsFunctions &functions) {
   const int64_t blockThreads = target.getThreadsPerBlock();
@@ -1852,7 +1851,7 @@ LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
 } // namespace
 
 LogicalResult optgen::emitCuda(OptimizerOp optimizer,
-                               const CpuEmitOptions &options,
+                               const EmitOptions &options,
                                std::map<std::string, std::string> &files) {
   FailureOr<TargetAttr> target = requireTarget(optimizer, "the CUDA printer");
   if (failed(target))
@@ -1862,31 +1861,19 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
            << "the CUDA printer prints code for a device target; this module "
               "is lowered for '"
            << target->getName() << "', a host target";
-  std::string stem = fileStem(optimizer);
-  files[stem + ".h"] =
-      emitOptimizerHeader(optimizer, options,
-                          "optgen/runtime/CudaOptimizer.h",
-                          "optgen::runtime::CudaOptimizer");
-  std::string source;
-  if (failed(emitHostSource(
-          optimizer, options, "optgen::runtime::CudaOptimizer",
-          [&](RuleOp rule, raw_ostream &os, std::vector<std::string> &tables,
-              RuleStepFunctions &step) {
-            return CudaRuleEmitter(os, options, *target, rule, tables)
-                .emit(step);
-          },
-          [&](OptimizerOp optimizer, raw_ostream &os,
-              std::vector<std::string> &, GlobalsFunctions &globals) {
-            return emitDeviceGlobals(optimizer, os, options, *target,
-                                     globals);
-          },
-          source)))
-    return failure();
-  files[stem + ".cu"] = source;
-  files[stem + "_runner.cpp"] = emitRunnerSource(
-      optimizer, options, "optgen/runtime/CudaCaseRunner.h",
-      "optgen::runtime::cudaRunnerMain");
-
-  files["CMakeLists.txt"] = emitCMakeLists(optimizer, options);
-  return success();
+  TargetSpelling spelling{"optgen/runtime/CudaOptimizer.h",
+                          "optgen::runtime::CudaOptimizer",
+                          "optgen/runtime/CudaCaseRunner.h",
+                          "optgen::runtime::cudaRunnerMain", ".cu"};
+  return emitHostFiles(
+      optimizer, options, spelling,
+      [&](RuleOp rule, raw_ostream &os, std::vector<std::string> &tables,
+          RuleStepFunctions &step) {
+        return CudaRuleEmitter(os, options, *target, rule, tables).emit(step);
+      },
+      [&](OptimizerOp optimizer, raw_ostream &os, std::vector<std::string> &,
+          GlobalsFunctions &globals) {
+        return emitDeviceGlobals(optimizer, os, options, *target, globals);
+      },
+      files);
 }
