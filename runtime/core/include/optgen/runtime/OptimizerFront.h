@@ -199,16 +199,10 @@ private:
 
   /// finalize() on this rank alone.
   void finalizeHere();
-  /// What the ranks compare at finalize() (JSON): the spec, the parameters
-  /// in registration order, the plan.
-  std::string agreementDescription() const;
   /// The checkpoint's tables: the spec's structure and the plan (JSON).
   std::string specJson() const;
   std::string planJson() const;
   std::string hypersJson() const;
-  /// How rank `rank`'s agreementDescription() differs from rank 0's.
-  static std::string explainDifference(const std::string &first,
-                                       const std::string &theirs, int rank);
   /// The checkpoint, gathered whole on rank 0 (`everyRank`: on every rank).
   Checkpoint gatherState(bool everyRank);
   /// Reads a checkpoint's metadata and tensors (throwing Error when it
@@ -224,12 +218,6 @@ private:
   /// parameter's with another's, or with a gradient when `gradients`), or
   /// "".
   std::string overlapError(bool gradients) const;
-  /// What the ranks compare before each step: the hyperparameters' values
-  /// (bytes), and how rank `rank`'s differ from rank 0's.
-  std::string stepDescription() const;
-  std::string explainStepDifference(const std::string &first,
-                                    const std::string &theirs,
-                                    int rank) const;
   /// The shape state `state` of parameter `param` is stored with.
   std::vector<int64_t> storedStateShape(size_t param, size_t state) const;
 
@@ -252,6 +240,20 @@ private:
   static void checkHyperLayout(const RuleSpec &rule);
   /// The rule's array of hyperparameter values, defaults set, others 0.
   static std::vector<double> defaultHypers(const RuleSpec &rule);
+
+  // What the ranks compare (OptimizerAgreement.cpp).
+  /// What the ranks compare at finalize() (JSON): the spec, the parameters
+  /// in registration order, the plan.
+  std::string agreementDescription() const;
+  /// How rank `rank`'s agreementDescription() differs from rank 0's.
+  static std::string explainDifference(const std::string &first,
+                                       const std::string &theirs, int rank);
+  /// What the ranks compare before each step: the hyperparameters' values
+  /// (bytes), and how rank `rank`'s differ from rank 0's.
+  std::string stepDescription() const;
+  std::string explainStepDifference(const std::string &first,
+                                    const std::string &theirs,
+                                    int rank) const;
 
   OptimizerSpec spec_;
   // The communicators before the executor, which the destructor ends
