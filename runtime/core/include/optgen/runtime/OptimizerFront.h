@@ -141,6 +141,8 @@ public:
   Communicator &communicator() { return *communicator_; }
   /// The step (after finalize()).
   const StepSchedule &schedule() const;
+
+  // Checkpoints (OptimizerCheckpoint.cpp).
   /// Fingerprints of the spec's tables (rules, their hyperparameters and
   /// states, groups) and of the plan (each parameter's shape, group and
   /// rule, whatever the number of ranks), as checkpoints store them (after
@@ -199,27 +201,10 @@ private:
 
   /// finalize() on this rank alone.
   void finalizeHere();
-  /// The checkpoint's tables: the spec's structure and the plan (JSON).
-  std::string specJson() const;
-  std::string planJson() const;
-  std::string hypersJson() const;
-  /// The checkpoint, gathered whole on rank 0 (`everyRank`: on every rank).
-  Checkpoint gatherState(bool everyRank);
-  /// Reads a checkpoint's metadata and tensors (throwing Error when it
-  /// cannot); the views stay valid while restoreState() runs.
-  using CheckpointReader =
-      std::function<void(std::map<std::string, std::string> &metadata,
-                         std::map<std::string, TensorView> &tensors)>;
-  /// loadState() and importState(): reads the checkpoint `source` (as
-  /// errors name it), checks it and makes it the state, every rank
-  /// agreeing.
-  void restoreState(const std::string &source, const CheckpointReader &read);
   /// The error of registered memory that overlaps where it must not (a
   /// parameter's with another's, or with a gradient when `gradients`), or
   /// "".
   std::string overlapError(bool gradients) const;
-  /// The shape state `state` of parameter `param` is stored with.
-  std::vector<int64_t> storedStateShape(size_t param, size_t state) const;
 
   /// Checks the registered parameters against spec().plannedParams and
   /// binds them to their planned groups and rules.
@@ -254,6 +239,25 @@ private:
   std::string explainStepDifference(const std::string &first,
                                     const std::string &theirs,
                                     int rank) const;
+
+  // Checkpoints (OptimizerCheckpoint.cpp).
+  /// The checkpoint's tables: the spec's structure and the plan (JSON).
+  std::string specJson() const;
+  std::string planJson() const;
+  std::string hypersJson() const;
+  /// The checkpoint, gathered whole on rank 0 (`everyRank`: on every rank).
+  Checkpoint gatherState(bool everyRank);
+  /// Reads a checkpoint's metadata and tensors (throwing Error when it
+  /// cannot); the views stay valid while restoreState() runs.
+  using CheckpointReader =
+      std::function<void(std::map<std::string, std::string> &metadata,
+                         std::map<std::string, TensorView> &tensors)>;
+  /// loadState() and importState(): reads the checkpoint `source` (as
+  /// errors name it), checks it and makes it the state, every rank
+  /// agreeing.
+  void restoreState(const std::string &source, const CheckpointReader &read);
+  /// The shape state `state` of parameter `param` is stored with.
+  std::vector<int64_t> storedStateShape(size_t param, size_t state) const;
 
   OptimizerSpec spec_;
   // The communicators before the executor, which the destructor ends
