@@ -141,6 +141,8 @@ public:
   Communicator &communicator() { return *communicator_; }
   /// The step (after finalize()).
   const StepSchedule &schedule() const;
+
+  // Checkpoints (OptimizerCheckpoint.cpp).
   /// Fingerprints of the spec's tables (rules, their hyperparameters and
   /// states, groups) and of the plan (each parameter's shape, group and
   /// rule, whatever the number of ranks), as checkpoints store them (after
@@ -199,39 +201,10 @@ private:
 
   /// finalize() on this rank alone.
   void finalizeHere();
-  /// What the ranks compare at finalize() (JSON): the spec, the parameters
-  /// in registration order, the plan.
-  std::string agreementDescription() const;
-  /// The checkpoint's tables: the spec's structure and the plan (JSON).
-  std::string specJson() const;
-  std::string planJson() const;
-  std::string hypersJson() const;
-  /// How rank `rank`'s agreementDescription() differs from rank 0's.
-  static std::string explainDifference(const std::string &first,
-                                       const std::string &theirs, int rank);
-  /// The checkpoint, gathered whole on rank 0 (`everyRank`: on every rank).
-  Checkpoint gatherState(bool everyRank);
-  /// Reads a checkpoint's metadata and tensors (throwing Error when it
-  /// cannot); the views stay valid while restoreState() runs.
-  using CheckpointReader =
-      std::function<void(std::map<std::string, std::string> &metadata,
-                         std::map<std::string, TensorView> &tensors)>;
-  /// loadState() and importState(): reads the checkpoint `source` (as
-  /// errors name it), checks it and makes it the state, every rank
-  /// agreeing.
-  void restoreState(const std::string &source, const CheckpointReader &read);
   /// The error of registered memory that overlaps where it must not (a
   /// parameter's with another's, or with a gradient when `gradients`), or
   /// "".
   std::string overlapError(bool gradients) const;
-  /// What the ranks compare before each step: the hyperparameters' values
-  /// (bytes), and how rank `rank`'s differ from rank 0's.
-  std::string stepDescription() const;
-  std::string explainStepDifference(const std::string &first,
-                                    const std::string &theirs,
-                                    int rank) const;
-  /// The shape state `state` of parameter `param` is stored with.
-  std::vector<int64_t> storedStateShape(size_t param, size_t state) const;
 
   /// Checks the registered parameters against spec().plannedParams and
   /// binds them to their planned groups and rules.
@@ -252,6 +225,39 @@ private:
   static void checkHyperLayout(const RuleSpec &rule);
   /// The rule's array of hyperparameter values, defaults set, others 0.
   static std::vector<double> defaultHypers(const RuleSpec &rule);
+
+  // What the ranks compare (OptimizerAgreement.cpp).
+  /// What the ranks compare at finalize() (JSON): the spec, the parameters
+  /// in registration order, the plan.
+  std::string agreementDescription() const;
+  /// How rank `rank`'s agreementDescription() differs from rank 0's.
+  static std::string explainDifference(const std::string &first,
+                                       const std::string &theirs, int rank);
+  /// What the ranks compare before each step: the hyperparameters' values
+  /// (bytes), and how rank `rank`'s differ from rank 0's.
+  std::string stepDescription() const;
+  std::string explainStepDifference(const std::string &first,
+                                    const std::string &theirs,
+                                    int rank) const;
+
+  // Checkpoints (OptimizerCheckpoint.cpp).
+  /// The checkpoint's tables: the spec's structure and the plan (JSON).
+  std::string specJson() const;
+  std::string planJson() const;
+  std::string hypersJson() const;
+  /// The checkpoint, gathered whole on rank 0 (`everyRank`: on every rank).
+  Checkpoint gatherState(bool everyRank);
+  /// Reads a checkpoint's metadata and tensors (throwing Error when it
+  /// cannot); the views stay valid while restoreState() runs.
+  using CheckpointReader =
+      std::function<void(std::map<std::string, std::string> &metadata,
+                         std::map<std::string, TensorView> &tensors)>;
+  /// loadState() and importState(): reads the checkpoint `source` (as
+  /// errors name it), checks it and makes it the state, every rank
+  /// agreeing.
+  void restoreState(const std::string &source, const CheckpointReader &read);
+  /// The shape state `state` of parameter `param` is stored with.
+  std::vector<int64_t> storedStateShape(size_t param, size_t state) const;
 
   OptimizerSpec spec_;
   // The communicators before the executor, which the destructor ends
