@@ -144,6 +144,27 @@ LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
              << kTargetAttr << "' is a module's #optgen.target";
     return success();
   }
+  if (name == kOnHostAttr) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError("'") << kOnHostAttr << "' is a unit attribute";
+    if (!op->getParentOfType<RuleOp>() || op->getParentOfType<KernelOp>() ||
+        op->getNumResults() != 1 ||
+        isa<SymbolicTensorType>(op->getResult(0).getType()))
+      return op->emitOpError("'")
+             << kOnHostAttr
+             << "' marks a scalar of a rule outside its kernels";
+    // What the host computes it computes from: a scalar of the device
+    // would have to come back first.
+    for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+      Operation *def = operand.getDefiningOp();
+      if (def && !isa<SymbolicTensorType>(operand.getType()) &&
+          !def->hasAttr(kOnHostAttr))
+        return op->emitOpError("is computed on the host from a value that "
+                               "is not: operand #")
+               << index << ", of '" << def->getName() << "'";
+    }
+    return success();
+  }
   if (name == "optgen.specializes") {
     if (!isa<RuleOp>(op) || !isa<FlatSymbolRefAttr>(attr.getValue()))
       return op->emitOpError("'optgen.specializes' names the rule a rule "

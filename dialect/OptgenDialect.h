@@ -60,6 +60,17 @@ bool isElementwiseRule(RuleOp rule);
 /// gradient and states have their own); null before that pass.
 BufferAttr getBuffer(mlir::Value value);
 
+/// The unit attribute optgen-place-scalars puts on a scalar op of a device
+/// target's rule that the host computes (the rest run on the device).
+inline constexpr llvm::StringLiteral kOnHostAttr = "optgen.on_host";
+
+/// Calls `decision` with each scalar of `rule` that decides what the host
+/// launches, so that it is needed on the host: loop counts, branch
+/// conditions, the scales of matrix products, and reduction and state axes
+/// that are not constants.
+void forEachHostDecision(RuleOp rule,
+                         llvm::function_ref<void(mlir::Value)> decision);
+
 /// The optimizer's attribute that holds mathFingerprint() of its spec.
 inline constexpr llvm::StringLiteral kMathAttr = "optgen.math";
 

@@ -1189,6 +1189,30 @@ LogicalResult GemmOp::verify() {
   return success();
 }
 
+void optgen::forEachHostDecision(RuleOp rule,
+                                 function_ref<void(Value)> decision) {
+  auto openAxis = [&](Value axis) {
+    if (axis && !matchPattern(axis, m_Constant()))
+      decision(axis);
+  };
+  rule.walk([&](Operation *op) {
+    if (auto loop = dyn_cast<ForTableOp>(op))
+      decision(loop.getCount());
+    else if (auto branch = dyn_cast<IfOp>(op))
+      decision(branch.getCondition());
+    else if (auto reduce = dyn_cast<ReduceOp>(op))
+      openAxis(reduce.getAxis());
+    else if (auto state = dyn_cast<StateOp>(op))
+      openAxis(state.getAxis());
+    else if (auto gemm = dyn_cast<GemmOp>(op)) {
+      if (gemm.getAlpha())
+        decision(gemm.getAlpha());
+      if (gemm.getBeta())
+        decision(gemm.getBeta());
+    }
+  });
+}
+
 BufferAttr optgen::getBuffer(Value value) {
   MLIRContext *context = value.getContext();
   if (auto state = value.getDefiningOp<StateOp>()) {

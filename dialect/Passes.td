@@ -130,6 +130,24 @@ def AssignDeviceScalars : Pass<"optgen-assign-device-scalars", "optgen::RuleOp">
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
+def PlaceScalars : Pass<"optgen-place-scalars", "optgen::RuleOp"> {
+  let summary = "Decide which scalars a device target's host computes";
+  let description = [{
+    On a device target (the target description's `kind`; on a host it
+    changes nothing) marks `optgen.on_host` the scalars outside kernels
+    that the host decides launches by (table loops' counts, branch
+    conditions, the scales of matrix products, reduction and state axes
+    that are not constants) and every scalar they are computed from; the
+    others are computed on the device, in the prologue of each kernel that
+    reads them, so that a step captured as a CUDA graph sees new values.
+    A value the host needs that the device computes (the step count, a
+    kernel's result, a global) is an error at its op, and so is a float
+    hyperparameter (a captured graph would keep the value it had; integer
+    hyperparameters make the executor capture again).
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
 def AssignBuffers : Pass<"optgen-assign-buffers", "optgen::RuleOp"> {
   let summary = "Decide the memory of every tensor value of a rule";
   let description = [{

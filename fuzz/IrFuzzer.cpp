@@ -3,11 +3,11 @@
 // libFuzzer target: any bytes as optgen IR, as optgen-opt, optgen-translate
 // and `optgen explain FILE.mlir` take it: parsed and verified; then, when
 // it is valid, each stage's pipeline (optgen-plan at two ranks,
-// optgen-lower-to-kernels, optgen-lower-to-executable for each target) run
-// from it in turn, every pass's output verified, the CPU printer
-// (optgen-translate --optgen-to-cpu) run on the input and on each
-// pipeline's output (a device target's it refuses), and explain on its
-// schedules. IR that a tool does not
+// optgen-lower-to-kernels, optgen-lower-to-executable and
+// optgen-lower-to-launches for each target) run from it in turn, every
+// pass's output verified, the CPU printer (optgen-translate
+// --optgen-to-cpu) run on the input and on each pipeline's output (a device
+// target's it refuses), and explain on its schedules. IR that a tool does not
 // expect must be an error (a diagnostic, discarded here), never a crash, a
 // hang or what ASan and UBSan catch. Seeds: the repository's .mlir tests,
 // split at `// -----` (scripts/fuzz.sh), and the stages of the examples
@@ -107,6 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     executable.target = target.str();
     if (OwningOpRef<ModuleOp> done = lowered(source, [&](OpPassManager &pm) {
           buildLowerToExecutablePipeline(pm, executable);
+          buildLowerToLaunchesPipeline(pm);
         }))
       emit(*done);
   }

@@ -54,6 +54,10 @@ void optgen::buildLowerToExecutablePipeline(
   rules.addPass(createAssignDeviceScalars());
 }
 
+void optgen::buildLowerToLaunchesPipeline(OpPassManager &pm) {
+  pm.nest<OptimizerOp>().nest<RuleOp>().addPass(createPlaceScalars());
+}
+
 void optgen::registerOptgenPipelines() {
   PassPipelineRegistration<PlanPipelineOptions>(
       "optgen-plan",
@@ -71,4 +75,9 @@ void optgen::registerOptgenPipelines() {
       "otherwise decide: accumulator types, the hyperparameters' layout and "
       "every tensor's buffer (optgen compile --emit=executable)",
       buildLowerToExecutablePipeline);
+  PassPipelineRegistration<>(
+      "optgen-lower-to-launches",
+      "Decide how the module's target runs each rule: a device's host "
+      "scalars (optgen compile --emit=launches)",
+      buildLowerToLaunchesPipeline);
 }

@@ -109,7 +109,7 @@ cl::opt<std::string> outputFile(
     cl::value_desc("FILE"), cl::init("-"), cl::sub(compileCommand),
     cl::sub(caseCommand), cl::cat(optgenCategory));
 
-enum class Stage { AST, MLIR, Planned, Kernels, Executable, Code };
+enum class Stage { AST, MLIR, Planned, Kernels, Executable, Launches, Code };
 cl::opt<Stage> emit(
     "emit", cl::desc("What to print:"), cl::init(Stage::MLIR),
     cl::values(
@@ -128,6 +128,9 @@ cl::opt<Stage> emit(
         clEnumValN(Stage::Executable, "executable",
                    "kernels after the optgen-lower-to-executable pipeline: "
                    "accumulator types and every tensor's buffer decided"),
+        clEnumValN(Stage::Launches, "launches",
+                   "executable after the optgen-lower-to-launches pipeline: "
+                   "how the target runs each rule (a GPU's host scalars)"),
         clEnumValN(Stage::Code, "code",
                    "the generated code for --target (the default with it)")),
     cl::sub(compileCommand), cl::cat(optgenCategory));
@@ -442,6 +445,10 @@ LogicalResult lowerToExecutable(mlir::ModuleOp module) {
   });
 }
 
+LogicalResult lowerToLaunches(mlir::ModuleOp module) {
+  return runPipeline(module, buildLowerToLaunchesPipeline);
+}
+
 void printIR(mlir::ModuleOp module, raw_ostream &os) {
   mlir::OpPrintingFlags flags;
   if (printDebugInfo)
@@ -590,6 +597,12 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
   if (failed(lowerToExecutable(*module)))
     return finish(failure());
   if (emit == Stage::Executable) {
+    printIR(*module, os);
+    return finish(success());
+  }
+  if (failed(lowerToLaunches(*module)))
+    return finish(failure());
+  if (emit == Stage::Launches) {
     printIR(*module, os);
     return finish(success());
   }
@@ -848,6 +861,7 @@ int runCase() {
   GeneratedFiles files;
   const MemoryBuffer *spec = loaded->sourceMgr.getMemoryBuffer(loaded->specId);
   if (failed(lowerToKernels(module)) || failed(lowerToExecutable(module)) ||
+      failed(lowerToLaunches(module)) ||
       failed(emitTargetFiles(module, spec, files)))
     return ExitSpecError;
   // Without a GPU (no NVIDIA device node) a device target's case replays on

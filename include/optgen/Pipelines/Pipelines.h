@@ -17,7 +17,10 @@
 //                   optgen-lower-to-executable{target=T}: the target's
 //                   description on the module, every reduction's
 //                   accumulator type, the hyperparameters' layout and every
-//                   tensor's buffer decided, so that a printer only prints
+//                   tensor's buffer decided
+//   --emit=launches optgen-lower-to-launches: how the target runs each rule
+//                   (a device's host scalars placed), so that a printer
+//                   only prints
 //   (--emit=code)   the emitter (optgen-translate --optgen-to-cpu)
 //
 // To add a pass to a stage, add one line to its build function in
@@ -77,6 +80,11 @@ struct ExecutablePipelineOptions
 /// (optgen-assign-device-scalars).
 void buildLowerToExecutablePipeline(mlir::OpPassManager &pm,
                                     const ExecutablePipelineOptions &options);
+
+/// optgen-lower-to-launches, on executable IR: how the module's target runs
+/// each rule; for a device, which scalars the host computes
+/// (optgen-place-scalars).
+void buildLowerToLaunchesPipeline(mlir::OpPassManager &pm);
 
 /// Registers the pipelines above under their names (for optgen-opt).
 void registerOptgenPipelines();

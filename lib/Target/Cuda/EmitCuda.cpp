@@ -118,17 +118,15 @@ private:
     SmallVector<Value> openInputs;
   };
   llvm::DenseMap<Operation *, LaunchPlan> plans;
-  /// The scalars the launch function computes on the host: loop counts,
-  /// branch conditions, the scales of matrix products, and what they are
-  /// computed from.
-  llvm::SmallPtrSet<Operation *, 16> hostOps;
+  /// The host expressions of the scalars the launch function computes
+  /// (those optgen-place-scalars marked optgen.on_host).
   llvm::DenseMap<Value, std::string> hostExprs;
   NameTable hostNames;
 
   LogicalResult check();
   LogicalResult checkBlock(Block &block);
   LogicalResult checkKernel(KernelOp kernel);
-  LogicalResult collectHostOps();
+  LogicalResult checkHostScalars();
 
   // Shapes: a dimension of a type as a C++ expression over `call`, valid on
   // host and device alike (DeviceCall's rows and cols are the members').
@@ -173,7 +171,7 @@ LogicalResult CudaRuleEmitter::check() {
     return failure();
   if (elementwise && !workspace.empty())
     return unsupported(rule, "an elementwise rule with workspace temporaries");
-  return collectHostOps();
+  return checkHostScalars();
 }
 
 LogicalResult CudaRuleEmitter::checkBlock(Block &block) {
@@ -278,51 +276,16 @@ LogicalResult CudaRuleEmitter::checkBlock(Block &block) {
   return success();
 }
 
-LogicalResult CudaRuleEmitter::collectHostOps() {
-  // What the host decides: loop counts, branch conditions, the scales of
-  // matrix products; and the scalars those are computed from.
-  SmallVector<Value> worklist;
-  rule.walk([&](Operation *op) {
-    if (auto loop = dyn_cast<ForTableOp>(op))
-      worklist.push_back(loop.getCount());
-    else if (auto branch = dyn_cast<IfOp>(op))
-      worklist.push_back(branch.getCondition());
-    else if (auto reduce = dyn_cast<ReduceOp>(op)) {
-      if (reduce.getAxis() && !constantInt(reduce.getAxis()))
-        worklist.push_back(reduce.getAxis());
-    } else if (auto state = dyn_cast<StateOp>(op)) {
-      if (state.getAxis() && !constantInt(state.getAxis()))
-        worklist.push_back(state.getAxis());
-    } else if (auto gemm = dyn_cast<GemmOp>(op)) {
-      if (gemm.getAlpha())
-        worklist.push_back(gemm.getAlpha());
-      if (gemm.getBeta())
-        worklist.push_back(gemm.getBeta());
-    }
-  });
-  while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
+LogicalResult CudaRuleEmitter::checkHostScalars() {
+  // The host computes what optgen-place-scalars marked, and nothing else.
+  LogicalResult placed = success();
+  forEachHostDecision(rule, [&](Value value) {
     Operation *def = value.getDefiningOp();
-    if (!def)
-      continue; // a loop's table row: a host value
-    if (isa<StepOp, KernelOp, GlobalValueOp>(def))
-      return unsupported(def, "a value of the device that the host needs "
-                              "(a loop count, a branch condition or the "
-                              "scale of a matrix product)");
-    // A step captured as a CUDA graph keeps what the host decided; the
-    // executor captures again only when an integer hyperparameter changes.
-    if (isa<HyperOp, TupleGetOp>(def) &&
-        !getElementTypeOrSelf(value.getType()).isInteger(64))
-      return unsupported(def, "a float hyperparameter that the host needs "
-                              "(a loop count, a branch condition or the "
-                              "scale of a matrix product)");
-    if (!hostOps.insert(def).second)
-      continue;
-    for (Value operand : def->getOperands())
-      if (!isTensor(operand))
-        worklist.push_back(operand);
-  }
-  return success();
+    if (succeeded(placed) && def && !def->hasAttr(kOnHostAttr))
+      placed = def->emitError("the CUDA printer needs the host's scalars "
+                              "placed; run --optgen-place-scalars first");
+  });
+  return placed;
 }
 
 LogicalResult CudaRuleEmitter::checkKernel(KernelOp kernel) {
@@ -1469,7 +1432,7 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
            << matricesOf(to) << ", call.members, call.stream);\n";
   };
   for (Operation &op : block) {
-    if (hostOps.contains(&op)) {
+    if (op.hasAttr(kOnHostAttr)) {
       llvm::TypeSwitch<Operation *>(&op)
           .Case([&](ConstantOp constant) {
             hostExprs[constant] = constantExpression(constant.getValue());
