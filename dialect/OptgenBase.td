@@ -29,6 +29,25 @@ def Optgen_Dialect : Dialect {
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
+  // The dialect's attributes on ops of their own and of others: each is
+  // `optgen.NAME` (the helper's getNameStr()), verified in
+  // verifyOperationAttribute.
+  let discardableAttrs = (ins
+    // The memory of each result of a kernel, gemm, loop, branch or reduction
+    // along an axis (#optgen.buffer or unit), by optgen-assign-buffers and
+    // optgen-assign-device-scalars.
+    "::mlir::ArrayAttr":$buffers,
+    // A rule's workspace slots (#optgen.slot), by optgen-assign-buffers.
+    "::mlir::ArrayAttr":$workspace,
+    // Where a double-buffered table loop writes its next values.
+    "::mlir::ArrayAttr":$next_buffers,
+    // The rule a shape-specialised rule is a copy of.
+    "::mlir::FlatSymbolRefAttr":$specializes,
+    // A scalar a device target's host computes (optgen-place-scalars).
+    "::mlir::UnitAttr":$on_host,
+    // The fingerprint of an optimizer's math (mathFingerprint()).
+    "::mlir::StringAttr":$math
+  );
   let hasOperationAttrVerify = 1;
   let hasConstantMaterializer = 1;
   let extraClassDeclaration = [{

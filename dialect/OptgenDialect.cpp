@@ -53,7 +53,7 @@ static LogicalResult verifyBufferIndex(Operation *op, BufferAttr buffer,
     count = static_cast<int64_t>(getRuleStates(rule).size());
     what = "the rule has " + std::to_string(count) + " states";
   } else if (buffer.getKind() == BufferKind::workspace) {
-    auto slots = rule->getAttrOfType<ArrayAttr>("optgen.workspace");
+    auto slots = rule->getAttrOfType<ArrayAttr>(kWorkspaceAttr);
     count = slots ? static_cast<int64_t>(slots.size()) : 0;
     what = "the rule's 'optgen.workspace' has " + std::to_string(count) +
            " slots";
@@ -70,7 +70,7 @@ static LogicalResult verifyBufferIndex(Operation *op, BufferAttr buffer,
 LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  if (name == "optgen.buffers") {
+  if (name == kBuffersAttr) {
     auto buffers = dyn_cast<ArrayAttr>(attr.getValue());
     // A reduction's buffer is its accumulator's; every other op has one per
     // result (`unit` for a scalar, or a workspace slot where a device keeps
@@ -92,12 +92,12 @@ LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
                << (scalar ? "unit or a workspace #optgen.buffer"
                           : "a #optgen.buffer");
       if (memory &&
-          failed(verifyBufferIndex(op, memory, index, "optgen.buffers")))
+          failed(verifyBufferIndex(op, memory, index, kBuffersAttr)))
         return failure();
     }
     return success();
   }
-  if (name == "optgen.next_buffers") {
+  if (name == kNextBuffersAttr) {
     // A double-buffered loop: per carried value, unit or the workspace slot
     // each iteration makes the next value in, exchanged with the carried
     // value's own slot at the end of the iteration.
@@ -118,12 +118,12 @@ LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
                << index
                << " must be unit or a workspace slot other than the carried "
                   "value's";
-      if (failed(verifyBufferIndex(op, buffer, index, "optgen.next_buffers")))
+      if (failed(verifyBufferIndex(op, buffer, index, kNextBuffersAttr)))
         return failure();
     }
     return success();
   }
-  if (name == "optgen.workspace") {
+  if (name == kWorkspaceAttr) {
     auto slots = dyn_cast<ArrayAttr>(attr.getValue());
     if (!isa<RuleOp>(op) || !slots ||
         !llvm::all_of(slots, [](Attribute slot) { return isa<SlotAttr>(slot); }))
@@ -165,7 +165,7 @@ LogicalResult OptgenDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
-  if (name == "optgen.specializes") {
+  if (name == kSpecializesAttr) {
     if (!isa<RuleOp>(op) || !isa<FlatSymbolRefAttr>(attr.getValue()))
       return op->emitOpError("'optgen.specializes' names the rule a rule "
                              "copies");

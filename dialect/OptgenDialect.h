@@ -47,6 +47,21 @@ class StateOp;
 #include "dialect/TypeRules.h"
 
 namespace optgen {
+/// The names of the dialect's attributes on ops, as ODS declares them
+/// (OptgenBase.td's discardableAttrs, which say what each holds).
+inline constexpr llvm::StringLiteral kBuffersAttr =
+    OptgenDialect::BuffersAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kWorkspaceAttr =
+    OptgenDialect::WorkspaceAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kNextBuffersAttr =
+    OptgenDialect::NextBuffersAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kSpecializesAttr =
+    OptgenDialect::SpecializesAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kOnHostAttr =
+    OptgenDialect::OnHostAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kMathAttr =
+    OptgenDialect::MathAttrHelper::getNameStr();
+
 /// The state declarations of `rule` in the order `optgen.update` lists their
 /// new values.
 llvm::SmallVector<StateOp> getRuleStates(RuleOp rule);
@@ -60,19 +75,12 @@ bool isElementwiseRule(RuleOp rule);
 /// gradient and states have their own); null before that pass.
 BufferAttr getBuffer(mlir::Value value);
 
-/// The unit attribute optgen-place-scalars puts on a scalar op of a device
-/// target's rule that the host computes (the rest run on the device).
-inline constexpr llvm::StringLiteral kOnHostAttr = "optgen.on_host";
-
 /// Calls `decision` with each scalar of `rule` that decides what the host
 /// launches, so that it is needed on the host: loop counts, branch
 /// conditions, the scales of matrix products, and reduction and state axes
 /// that are not constants.
 void forEachHostDecision(RuleOp rule,
                          llvm::function_ref<void(mlir::Value)> decision);
-
-/// The optimizer's attribute that holds mathFingerprint() of its spec.
-inline constexpr llvm::StringLiteral kMathAttr = "optgen.math";
 
 /// A fingerprint of the math `optimizer` computes: its rules and globals as
 /// printed (every constant in place, no location), without the defaults of

@@ -127,7 +127,7 @@ SmallVector<StateOp> optgen::getRuleStates(RuleOp rule) {
 
 bool optgen::isElementwiseRule(RuleOp rule) {
   // A copy specialised to one shape is elementwise when its rule is.
-  if (auto origin = rule->getAttrOfType<FlatSymbolRefAttr>("optgen.specializes"))
+  if (auto origin = rule->getAttrOfType<FlatSymbolRefAttr>(kSpecializesAttr))
     if (auto generic =
             SymbolTable::lookupNearestSymbolFrom<RuleOp>(rule, origin))
       return isElementwiseRule(generic);
@@ -1222,7 +1222,7 @@ BufferAttr optgen::getBuffer(Value value) {
                            llvm::find(states, state) - states.begin());
   }
   if (auto result = dyn_cast<OpResult>(value)) {
-    auto buffers = result.getOwner()->getAttrOfType<ArrayAttr>("optgen.buffers");
+    auto buffers = result.getOwner()->getAttrOfType<ArrayAttr>(kBuffersAttr);
     if (!buffers || isa<ReduceOp>(result.getOwner()))
       return {};
     return dyn_cast<BufferAttr>(buffers[result.getResultNumber()]);

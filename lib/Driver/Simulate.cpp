@@ -283,7 +283,7 @@ private:
   FailureOr<Work> workOf(RuleOp rule, GroupOp group, ArrayRef<int64_t> shape) {
     // A rule specialised to a shape has one work per group; a generic one
     // (a schedule that was not specialised) is counted per shape.
-    bool specialised = rule->hasAttr("optgen.specializes");
+    bool specialised = rule->hasAttr(kSpecializesAttr);
     auto key = std::make_pair(rule.getOperation(), group.getOperation());
     if (specialised)
       if (auto it = cache.find(key); it != cache.end())

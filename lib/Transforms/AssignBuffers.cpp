@@ -55,7 +55,7 @@ public:
     if (failed(assignBlock(rule.getBlock())))
       return failure();
     SmallVector<Attribute> workspace(slots.begin(), slots.end());
-    rule->setAttr("optgen.workspace", builder.getArrayAttr(workspace));
+    rule->setAttr(kWorkspaceAttr, builder.getArrayAttr(workspace));
     return success();
   }
 
@@ -213,7 +213,7 @@ private:
   }
 
   void setBuffers(Operation *op, ArrayRef<Attribute> buffers) {
-    op->setAttr("optgen.buffers", builder.getArrayAttr(buffers));
+    op->setAttr(kBuffersAttr, builder.getArrayAttr(buffers));
   }
 
   LogicalResult assignKernel(KernelOp kernel) {
@@ -340,7 +340,7 @@ private:
       any = true;
     }
     if (any)
-      loop->setAttr("optgen.next_buffers", builder.getArrayAttr(next));
+      loop->setAttr(kNextBuffersAttr, builder.getArrayAttr(next));
     return success();
   }
 

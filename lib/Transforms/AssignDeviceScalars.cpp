@@ -39,7 +39,7 @@ struct AssignDeviceScalarsPass
       return;
     MLIRContext *context = &getContext();
     Builder builder(context);
-    auto workspace = rule->getAttrOfType<ArrayAttr>("optgen.workspace");
+    auto workspace = rule->getAttrOfType<ArrayAttr>(kWorkspaceAttr);
     if (!workspace) {
       rule.emitError("optgen-assign-device-scalars needs the rule's buffers; "
                      "run --optgen-assign-buffers first");
@@ -64,26 +64,26 @@ struct AssignDeviceScalarsPass
                           : Type(builder.getF32Type());
     };
     rule.walk([&](KernelOp kernel) {
-      auto buffers = kernel->getAttrOfType<ArrayAttr>("optgen.buffers");
+      auto buffers = kernel->getAttrOfType<ArrayAttr>(kBuffersAttr);
       if (!buffers)
         return;
       SmallVector<Attribute> placed(buffers.begin(), buffers.end());
       for (auto [index, result] : llvm::enumerate(kernel.getResults()))
         if (isa<UnitAttr>(placed[index]))
           placed[index] = addSlot({}, storageOf(result.getType()));
-      kernel->setAttr("optgen.buffers", builder.getArrayAttr(placed));
+      kernel->setAttr(kBuffersAttr, builder.getArrayAttr(placed));
       kernel.walk([&](ReduceOp reduce) {
-        if (reduce.getAxis() || reduce->hasAttr("optgen.buffers"))
+        if (reduce.getAxis() || reduce->hasAttr(kBuffersAttr))
           return;
         Type accumulator = reduce.getAccumulator()
                                ? *reduce.getAccumulator()
                                : builder.getF32Type();
-        reduce->setAttr("optgen.buffers",
+        reduce->setAttr(kBuffersAttr,
                         builder.getArrayAttr(
                             {addSlot({blocks}, storageOf(accumulator))}));
       });
     });
-    rule->setAttr("optgen.workspace", builder.getArrayAttr(slots));
+    rule->setAttr(kWorkspaceAttr, builder.getArrayAttr(slots));
   }
 };
 

@@ -46,7 +46,7 @@ struct SpecializeShapesPass
         copy.setSymName(name);
         // What holds for the rule for any shape (being elementwise: ZeRO-2
         // may split it by element) holds for its copy.
-        copy->setAttr("optgen.specializes", FlatSymbolRefAttr::get(rule));
+        copy->setAttr(kSpecializesAttr, FlatSymbolRefAttr::get(rule));
         for (BlockArgument arg : copy.getBlock().getArguments())
           arg.setType(concrete);
         symbols.insert(copy);

@@ -400,7 +400,7 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
         r.onRows = onRows;
       }
       // The accumulator lives in the workspace slot the IR gave it.
-      auto buffers = reduce->getAttrOfType<ArrayAttr>("optgen.buffers");
+      auto buffers = reduce->getAttrOfType<ArrayAttr>(kBuffersAttr);
       if (!buffers)
         return reduce.emitError("the CPU emitter needs the reduction's "
                                 "buffer; run --optgen-assign-buffers first");
@@ -966,7 +966,7 @@ LogicalResult RuleEmitter::emitForTable(ForTableOp op) {
   if (failed(emitBlock(body)))
     return failure();
   auto yield = cast<YieldOp>(body.getTerminator());
-  auto next = op->getAttrOfType<ArrayAttr>("optgen.next_buffers");
+  auto next = op->getAttrOfType<ArrayAttr>(kNextBuffersAttr);
   for (auto [index, value, result, name] :
        llvm::enumerate(yield.getValues(), op.getResults(), carried)) {
     if (isTensor(value)) {
@@ -1017,13 +1017,13 @@ LogicalResult RuleEmitter::emitUpdate(UpdateOp op) {
 
 LogicalResult RuleEmitter::emitRule(RuleOp rule) {
   currentRule = rule;
-  if (!rule->getAttrOfType<ArrayAttr>("optgen.workspace"))
+  if (!rule->getAttrOfType<ArrayAttr>(kWorkspaceAttr))
     return rule.emitError("the CPU emitter needs the rule's buffers; run "
                           "--optgen-assign-buffers first");
   if (Operation *unbuffered = findUnbufferedTensor(rule))
     return unbuffered->emitError("the CPU emitter needs the buffer of every "
                                  "tensor; run --optgen-assign-buffers first");
-  for (Attribute slot : rule->getAttrOfType<ArrayAttr>("optgen.workspace")) {
+  for (Attribute slot : rule->getAttrOfType<ArrayAttr>(kWorkspaceAttr)) {
     Type storage = cast<SlotAttr>(slot).getStorage();
     if (storage.isBF16() || storage.isF16())
       return rule.emitError("the CPU emitter stores tensors as f32, not ")
@@ -1053,7 +1053,7 @@ LogicalResult RuleEmitter::emitRule(RuleOp rule) {
 }
 
 void RuleEmitter::emitWorkspacePointers(RuleOp rule) {
-  auto slots = rule->getAttrOfType<ArrayAttr>("optgen.workspace");
+  auto slots = rule->getAttrOfType<ArrayAttr>(kWorkspaceAttr);
   if (slots.empty())
     return;
   std::string ident = legalIdentifier(rule.getSymName());
@@ -1064,7 +1064,7 @@ void RuleEmitter::emitWorkspacePointers(RuleOp rule) {
   // Slots a double-buffered loop exchanges are variables.
   llvm::SmallDenseSet<int64_t> exchanged;
   rule.walk([&](ForTableOp loop) {
-    auto next = loop->getAttrOfType<ArrayAttr>("optgen.next_buffers");
+    auto next = loop->getAttrOfType<ArrayAttr>(kNextBuffersAttr);
     if (!next)
       return;
     for (auto [result, made] : llvm::zip(loop.getResults(), next))

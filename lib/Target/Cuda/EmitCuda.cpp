@@ -163,7 +163,7 @@ private:
 };
 
 LogicalResult CudaRuleEmitter::check() {
-  workspace = rule->getAttrOfType<ArrayAttr>("optgen.workspace");
+  workspace = rule->getAttrOfType<ArrayAttr>(kWorkspaceAttr);
   if (!workspace)
     return rule.emitError("the CUDA printer needs the rule's buffers; run "
                           "--optgen-assign-buffers first");
@@ -294,7 +294,7 @@ LogicalResult CudaRuleEmitter::checkKernel(KernelOp kernel) {
   if (elementwise && space != param)
     return unsupported(kernel, "a kernel over other than the parameter's "
                                "elements in an elementwise rule");
-  auto buffers = kernel->getAttrOfType<ArrayAttr>("optgen.buffers");
+  auto buffers = kernel->getAttrOfType<ArrayAttr>(kBuffersAttr);
   if (!buffers)
     return kernel.emitError("the CUDA printer needs the kernel's buffers; run "
                             "--optgen-assign-buffers first");
@@ -322,8 +322,8 @@ LogicalResult CudaRuleEmitter::checkKernel(KernelOp kernel) {
                                    "a loop or branch");
       if (!reduce.getAxis() &&
           !dyn_cast_or_null<BufferAttr>(
-              reduce->getAttrOfType<ArrayAttr>("optgen.buffers")
-                  ? reduce->getAttrOfType<ArrayAttr>("optgen.buffers")[0]
+              reduce->getAttrOfType<ArrayAttr>(kBuffersAttr)
+                  ? reduce->getAttrOfType<ArrayAttr>(kBuffersAttr)[0]
                   : Attribute()))
         return reduce.emitError("the CUDA printer needs the partial sums' "
                                 "slot; run --optgen-assign-device-scalars "
@@ -679,7 +679,7 @@ LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
   // the rule names it.
   llvm::SetVector<Value> inputs = kernelInputs(kernel);
   auto yield = cast<YieldOp>(kernel.getBody().front().getTerminator());
-  auto buffers = kernel->getAttrOfType<ArrayAttr>("optgen.buffers");
+  auto buffers = kernel->getAttrOfType<ArrayAttr>(kBuffersAttr);
   llvm::DenseMap<Attribute, std::string> pointers; // buffer -> variable
   SmallVector<std::string> inputPointers, outputPointers;
   auto pointerFor = [&](BufferAttr buffer) {
@@ -819,7 +819,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
   auto [R, C] = rowsCols(space);
   Block &body = kernel.getBody().front();
   auto yield = cast<YieldOp>(body.getTerminator());
-  auto buffers = kernel->getAttrOfType<ArrayAttr>("optgen.buffers");
+  auto buffers = kernel->getAttrOfType<ArrayAttr>(kBuffersAttr);
   llvm::SetVector<Value> inputs = kernelInputs(kernel);
 
   // The reductions, by pass; a full reduction's partial sums.
@@ -858,7 +858,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
   int64_t partials = 0;
   for (ReduceOp reduce : full) {
     auto slot = cast<BufferAttr>(
-        reduce->getAttrOfType<ArrayAttr>("optgen.buffers")[0]);
+        reduce->getAttrOfType<ArrayAttr>(kBuffersAttr)[0]);
     auto shape = cast<SlotAttr>(workspace[slot.getIndex()]).getShape();
     int64_t count = cast<IntegerAttr>(shape.getDims()[0]).getInt();
     if (partials && count != partials)
@@ -873,7 +873,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
   auto slotOfResult = [&](Value result) {
     auto k = cast<KernelOp>(result.getDefiningOp());
     auto buffer = cast<BufferAttr>(k->getAttrOfType<ArrayAttr>(
-        "optgen.buffers")[cast<OpResult>(result).getResultNumber()]);
+        kBuffersAttr)[cast<OpResult>(result).getResultNumber()]);
     return pointerOf(buffer);
   };
 
@@ -1108,7 +1108,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
       switch (pass) {
       case Pass::Space: {
         std::string partial = pointerOf(cast<BufferAttr>(
-            reduce->getAttrOfType<ArrayAttr>("optgen.buffers")[0]));
+            reduce->getAttrOfType<ArrayAttr>(kBuffersAttr)[0]));
         p.line() << acc << " = optgen::runtime::blockReduce<" << blockThreads
                  << ">(" << acc << ", " << combine(reduce) << "());\n";
         p.line() << "if (threadIdx.x == 0)\n";
@@ -1174,7 +1174,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
     os << "  static_cast<void>(R);\n  static_cast<void>(C);\n";
     for (auto [index, reduce] : llvm::enumerate(full)) {
       std::string partial = pointerOf(cast<BufferAttr>(
-          reduce->getAttrOfType<ArrayAttr>("optgen.buffers")[0]));
+          reduce->getAttrOfType<ArrayAttr>(kBuffersAttr)[0]));
       std::string combineWith = reduce.getKind() == ReduceKind::max
                                     ? "optgen::runtime::Max"
                                     : "optgen::runtime::Sum";
@@ -1594,7 +1594,7 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
       auto yield = cast<YieldOp>(body.getTerminator());
       // A double-buffered value (optgen.next_buffers) was made in the other
       // slot: the two slots trade places for the launches that follow.
-      auto next = loop->getAttrOfType<ArrayAttr>("optgen.next_buffers");
+      auto next = loop->getAttrOfType<ArrayAttr>(kNextBuffersAttr);
       ++indent;
       for (auto [index, value, result] : llvm::enumerate(
                yield.getValues(), loop.getResults())) {

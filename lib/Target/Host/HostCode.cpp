@@ -307,7 +307,7 @@ std::string slotElements(SymbolicTensorType type, SymbolicTensorType param) {
 /// runtime's: a member's workspace starts 256-byte aligned).
 void emitWorkspace(RuleOp rule, raw_ostream &os) {
   std::string ident = legalIdentifier(rule.getSymName());
-  auto slots = rule->getAttrOfType<ArrayAttr>("optgen.workspace");
+  auto slots = rule->getAttrOfType<ArrayAttr>(kWorkspaceAttr);
   auto param = cast<SymbolicTensorType>(rule.getParam().getType());
   os << "// The workspace of rule '" << commentText(rule.getSymName())
      << "' for a parameter of `shape`, in floats";
@@ -545,7 +545,7 @@ LogicalResult emitHostSource(OptimizerOp optimizer, const EmitOptions &options,
   std::vector<std::string> tables;
   std::vector<RuleStepFunctions> steps;
   for (RuleOp rule : rules) {
-    if (rule->getAttrOfType<ArrayAttr>("optgen.workspace"))
+    if (rule->getAttrOfType<ArrayAttr>(kWorkspaceAttr))
       emitWorkspace(rule, fos);
     steps.emplace_back();
     if (failed(printStep(rule, fos, tables, steps.back())) ||
