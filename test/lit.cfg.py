@@ -28,6 +28,14 @@ config.substitutions.append(("%runtime_include", " -I".join(
     os.path.join(config.optgen_src_root, "runtime", component, "include")
     for component in ("core", "cpu", "runner"))))
 config.substitutions.append(("%cxx", config.cxx_compiler))
+# nvcc, where CMake found one (CUDA toolkits without a GPU have it): tests of
+# what the CUDA target's code compiles to say `REQUIRES: nvcc`.
+if config.cuda_compiler:
+    config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", config.cuda_compiler))
+config.substitutions.append(("%cuda_runtime_include", " -I".join(
+    os.path.join(config.optgen_src_root, "runtime", component, "include")
+    for component in ("core", "cuda"))))
 config.substitutions.append(("%examples", os.path.join(config.optgen_src_root, "examples")))
 # The cache of `optgen run` that the tests share (test/CMakeLists.txt): the
 # runtime built there once serves them all. No test uses the user's cache.

@@ -46,7 +46,7 @@ bool optgen::isReservedName(StringRef name) {
       "finishGlobals",
       // And CUDA kernels: their own variables, CUDA's built-in ones.
       "member", "n", "workspace", "slots", "first", "stride", "element",
-      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"};
+      "rowStep", "colStep", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"};
   if (keywords.contains(name))
     return true;
   // optgen's namespaces and the runtime's CMake targets (optgen_runtime,

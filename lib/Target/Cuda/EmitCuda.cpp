@@ -1017,11 +1017,22 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
     // The loop over this thread's elements.
     switch (pass) {
     case Pass::Space:
-      p.line() << "for (int64_t k = int64_t{blockIdx.x} * blockDim.x + "
-                  "threadIdx.x; k < R * C;\n";
-      p.line() << "     k += int64_t{gridDim.x} * blockDim.x) {\n";
+      // The row and column of the thread's first element, and how far a
+      // step of the grid moves them: a GPU divides 64-bit integers in
+      // software, so the loop adds instead (test/Target/Cuda/ptx.test).
+      p.line() << "const int64_t stride = int64_t{gridDim.x} * blockDim.x;\n";
+      p.line() << "const int64_t rowStep = C > 0 ? stride / C : 0, "
+                  "colStep = stride - rowStep * C;\n";
+      p.line() << "int64_t k = int64_t{blockIdx.x} * blockDim.x + "
+                  "threadIdx.x;\n";
+      p.line() << "int64_t i = C > 0 ? k / C : 0, j = k - i * C;\n";
+      p.line() << "for (; k < R * C; k += stride, i += rowStep, "
+                  "j += colStep) {\n";
       ++p.indent;
-      p.line() << "const int64_t i = k / C, j = k % C;\n";
+      p.line() << "if (j >= C) {\n";
+      p.line() << "  j -= C;\n";
+      p.line() << "  ++i;\n";
+      p.line() << "}\n";
       break;
     case Pass::Rows:
       p.line() << "const int64_t i = blockIdx.x;\n";
