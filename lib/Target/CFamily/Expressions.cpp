@@ -185,3 +185,16 @@ std::string optgen::tableDefinition(ForTableOp loop, StringRef name,
   t << "};\n";
   return text;
 }
+
+std::string optgen::firstAxisTest(StringRef axis) {
+  return ("((" + axis + ") == 0 || (" + axis + ") == -2)").str();
+}
+
+std::string optgen::extentAlong(std::optional<int64_t> known, StringRef axis,
+                                StringRef rows, StringRef cols) {
+  if (known)
+    return (isFirstAxis(*known) ? rows : cols).str();
+  return ("((" + axis + ") == 0 || (" + axis + ") == -2 ? " + rows + " : " +
+          cols + ")")
+      .str();
+}

@@ -121,11 +121,7 @@ std::string RuleEmitter::dimExpr(Value tensor, Value axis) {
   std::string t = tile(tensor);
   if (type.getRank() == 1)
     return t + ".cols";
-  if (std::optional<int64_t> constant = constantInt(axis))
-    return t + ((*constant == 0 || *constant == -2) ? ".rows" : ".cols");
-  return llvm::formatv("(({0}) == 0 || ({0}) == -2 ? {1}.rows : {1}.cols)",
-                       axisExpr, t)
-      .str();
+  return extentAlong(constantInt(axis), axisExpr, t + ".rows", t + ".cols");
 }
 
 LogicalResult RuleEmitter::emitScalarMath(Operation *op) {
@@ -386,13 +382,13 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
       // printed as the extent it gives.
       std::optional<int64_t> known = constantInt(reduce.getAxis());
       if (inputType.getRank() == 1 || known) {
-        bool onRows = inputType.getRank() != 1 && (*known == 0 || *known == -2);
+        bool onRows = inputType.getRank() != 1 && isFirstAxis(*known);
         r.axisRows = onRows ? std::string("int64_t{1}") : R;
         r.axisCols = onRows ? C : std::string("int64_t{1}");
         r.count = onRows ? R : C;
         r.slot = onRows ? "j" : "i";
       } else {
-        std::string onRows = "((" + axis + ") == 0 || (" + axis + ") == -2)";
+        std::string onRows = firstAxisTest(axis);
         r.axisRows = "(" + onRows + " ? int64_t{1} : " + R + ")";
         r.axisCols = "(" + onRows + " ? " + C + " : int64_t{1})";
         r.count = "(" + onRows + " ? " + R + " : " + C + ")";

@@ -843,7 +843,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
                        .getRank();
     // Along the last axis a row reduces to one value; along the first of
     // two, a column does.
-    bool alongRows = rank == 2 && (axis == 0 || axis == -2);
+    bool alongRows = rank == 2 && isFirstAxis(axis);
     (alongRows ? cols : rows).push_back(reduce);
   }
   if (!either.empty() && (!rows.empty() || !cols.empty()))
@@ -913,10 +913,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
                                   : rowsCols(type);
       if (type.getRank() != 2)
         return c;
-      if (std::optional<int64_t> known = constantInt(axis))
-        return *known == 0 || *known == -2 ? r : c;
-      std::string a = p.exprs.lookup(axis);
-      return "((" + a + ") == 0 || (" + a + ") == -2 ? " + r + " : " + c + ")";
+      return extentAlong(constantInt(axis), p.exprs.lookup(axis), r, c);
     };
     auto numel = [&](Value tensor) {
       if (tensor.getType() == space)
@@ -1265,7 +1262,7 @@ std::string CudaRuleEmitter::hostScalar(Value value) {
 static std::pair<std::string, std::string>
 reducedAlong(std::pair<std::string, std::string> extents,
              const std::string &axis) {
-  std::string onRows = "((" + axis + ") == 0 || (" + axis + ") == -2)";
+  std::string onRows = firstAxisTest(axis);
   return {"(" + onRows + " ? int64_t{1} : " + extents.first + ")",
           "(" + onRows + " ? " + extents.second + " : int64_t{1})"};
 }
@@ -1351,7 +1348,7 @@ void CudaRuleEmitter::printLaunches(KernelOp kernel, unsigned indent) {
   if (plan.axis) {
     // Along the first axis a column reduces to one value.
     std::string a = hostScalar(plan.axis);
-    line() << "if ((" << a << ") == 0 || (" << a << ") == -2) {\n";
+    line() << "if " << firstAxisTest(a) << " {\n";
     ++indent;
     launch(plan.name + "_cols", colsGrid);
     --indent;
@@ -1472,14 +1469,11 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
           .Case([&](DimOp query) {
             auto type = cast<SymbolicTensorType>(query.getInput().getType());
             auto [r, c] = hostExtents(query.getInput());
-            std::string extent = c;
-            if (type.getRank() == 2) {
-              std::string a = hostScalar(query.getAxis());
-              extent = "((" + a + ") == 0 || (" + a + ") == -2 ? " + r +
-                       " : " + c + ")";
-              if (std::optional<int64_t> known = constantInt(query.getAxis()))
-                extent = *known == 0 || *known == -2 ? r : c;
-            }
+            std::string extent =
+                type.getRank() == 2
+                    ? extentAlong(constantInt(query.getAxis()),
+                                  hostScalar(query.getAxis()), r, c)
+                    : c;
             std::string name = nameFor(query, "size");
             line() << "const int64_t " << name << " = " << extent << ";\n";
             hostExprs[query] = name;

@@ -105,11 +105,7 @@ std::string ShapeFunctionPrinter::paramDim(SymbolicTensorType type,
         .str();
   if (type.getRank() == 1)
     return "param.cols";
-  if (std::optional<int64_t> constant = constantInt(axis))
-    return (*constant == 0 || *constant == -2) ? "param.rows" : "param.cols";
-  return llvm::formatv("(({0}) == 0 || ({0}) == -2 ? param.rows : param.cols)",
-                       axisExpr)
-      .str();
+  return extentAlong(constantInt(axis), axisExpr, "param.rows", "param.cols");
 }
 
 LogicalResult ShapeFunctionPrinter::printStateShapes(RuleOp rule) {
@@ -207,9 +203,8 @@ LogicalResult ShapeFunctionPrinter::printStateShapes(RuleOp rule) {
     }
     auto type = cast<SymbolicTensorType>(state.getLike().getType());
     std::string axis = scalar(state.getAxis());
-    std::string onRows = type.getRank() == 1
-                             ? std::string("false")
-                             : "((" + axis + ") == 0 || (" + axis + ") == -2)";
+    std::string onRows =
+        type.getRank() == 1 ? std::string("false") : firstAxisTest(axis);
     line() << "rows[" << index << "] = " << onRows << " ? 1 : param.rows;\n";
     line() << "cols[" << index << "] = " << onRows << " ? param.cols : 1;\n";
   }

@@ -16,6 +16,7 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Types.h"
 
+#include <optional>
 #include <string>
 
 namespace optgen {
@@ -49,6 +50,20 @@ std::string elementExpression(mlir::Operation *op,
 /// commented with the loop's spec line (`specName`:line).
 std::string tableDefinition(ForTableOp loop, llvm::StringRef name,
                             llvm::StringRef specName);
+
+/// Whether `axis` of a matrix is its first (0, or -2 from the end): a
+/// reduction along it leaves one row, a size along it counts rows.
+inline bool isFirstAxis(int64_t axis) { return axis == 0 || axis == -2; }
+
+/// isFirstAxis of an axis the program knows only when it runs, `axis` its
+/// expression: `((axis) == 0 || (axis) == -2)`.
+std::string firstAxisTest(llvm::StringRef axis);
+
+/// The extent of a matrix of `rows` x `cols` along an axis: `rows` or
+/// `cols` when the axis is the constant `known`, else chosen by the
+/// program from `axis`, the axis's expression.
+std::string extentAlong(std::optional<int64_t> known, llvm::StringRef axis,
+                        llvm::StringRef rows, llvm::StringRef cols);
 
 } // namespace optgen
 
