@@ -2,6 +2,7 @@
 
 #include "optgen/Target/CFamily/StatementPrinter.h"
 
+#include "optgen/Target/CFamily/Expressions.h"
 #include "optgen/Target/CFamily/SourceInfo.h"
 
 using namespace mlir;
@@ -28,4 +29,17 @@ void StatementPrinter::noteSource(Operation *op) {
 std::string StatementPrinter::nameFor(Value value, StringRef fallback) {
   std::optional<StringRef> spec = specName(value);
   return names.unique(spec ? *spec : fallback);
+}
+
+std::string StatementPrinter::printMath(Operation *op,
+                                        ArrayRef<std::string> operands,
+                                        StringRef fallback) {
+  std::string expr = elementExpression(op, operands);
+  if (expr.empty())
+    return expr;
+  Value result = op->getResult(0);
+  std::string name = nameFor(result, fallback);
+  line() << "const " << cType(getElementTypeOrSelf(result.getType())) << " "
+         << name << " = " << expr << ";\n";
+  return name;
 }

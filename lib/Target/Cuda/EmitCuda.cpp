@@ -443,15 +443,9 @@ struct BodyPrinter : StatementPrinter {
   /// name, or empty after a diagnostic.
   std::string element(Operation &op, ArrayRef<std::string> operands) {
     noteSource(&op);
-    std::string expr = elementExpression(&op, operands);
-    if (expr.empty()) {
+    std::string name = printMath(&op, operands, "e");
+    if (name.empty())
       unsupported(&op, "this op inside a kernel");
-      return "";
-    }
-    Value result = op.getResult(0);
-    std::string name = nameFor(result, "e");
-    line() << "const " << cType(getElementTypeOrSelf(result.getType())) << " "
-           << name << " = " << expr << ";\n";
     return name;
   }
 };
@@ -615,14 +609,10 @@ LogicalResult emitPrologue(BodyPrinter &p, RuleOp rule, KernelOp kernel,
               SmallVector<std::string> operands;
               for (Value v : math->getOperands())
                 operands.push_back(p.exprs.lookup(v));
-              std::string expr = elementExpression(math, operands);
-              if (expr.empty())
+              std::string name = p.printMath(math, operands, "s");
+              if (name.empty())
                 return unsupported(math, "this scalar op");
-              Value result = math->getResult(0);
-              std::string name = p.nameFor(result, "s");
-              p.line() << "const " << cType(result.getType()) << " " << name
-                       << " = " << expr << ";\n";
-              p.exprs[result] = name;
+              p.exprs[math->getResult(0)] = name;
               return success();
             });
     if (failed(result))

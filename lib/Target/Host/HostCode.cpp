@@ -85,14 +85,10 @@ LogicalResult ShapeFunctionPrinter::printScalar(Operation *op,
   SmallVector<std::string> operands;
   for (Value v : op->getOperands())
     operands.push_back(scalar(v));
-  std::string expr = elementExpression(op, operands);
-  if (expr.empty())
+  std::string name = printMath(op, operands, "s");
+  if (name.empty())
     return op->emitError("optgen cannot print this op");
-  Value result = op->getResult(0);
-  std::string name = nameFor(result, "s");
-  line() << "const " << cType(result.getType()) << " " << name << " = "
-         << expr << ";\n";
-  exprs[result] = name;
+  exprs[op->getResult(0)] = name;
   return success();
 }
 

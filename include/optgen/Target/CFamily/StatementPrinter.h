@@ -13,6 +13,7 @@
 #include "optgen/Target/CFamily/Names.h"
 
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
@@ -35,6 +36,12 @@ public:
   void noteSource(mlir::Operation *op);
   /// A unique name for `value`: the spec's, or `fallback`.
   std::string nameFor(mlir::Value value, llvm::StringRef fallback);
+  /// Prints elementwise math `op` on `operands` (its operands' expressions)
+  /// as a constant named for its result (nameFor, `fallback`); the name,
+  /// or empty (nothing printed) for an op that is not elementwise math.
+  std::string printMath(mlir::Operation *op,
+                        llvm::ArrayRef<std::string> operands,
+                        llvm::StringRef fallback);
 
   llvm::raw_ostream &os;
   NameTable names;
