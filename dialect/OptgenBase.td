@@ -291,6 +291,11 @@ def Optgen_TargetAttr : AttrDef<Optgen_Dialect, "Target"> {
       and partial sums of a full reduction, so that its result does not
       depend on scheduling), and `arch`, the compute capability code is
       built for when the build does not say.
+    - host only: `max_loop_versions`, how many unit-stride versions of a
+      loop nest the printer may make for the broadcasts a parameter's shape
+      decides (a power of two: one version per combination of run-time
+      tests), and `parallel_elements`, the elements from which a kernel's
+      loop runs on OpenMP's threads (fewer: one thread, no fork).
     - `supports`: what it generates beyond every target's common ground
       (`shard_groups`: hybrid sharding's step; `skip_nonfinite`: steps
       skipped on non-finite gradients, `on_nonfinite skip`).
@@ -298,6 +303,7 @@ def Optgen_TargetAttr : AttrDef<Optgen_Dialect, "Target"> {
     Parameters that do not apply are left out (0 or `none`).
 
     Example: `#optgen.target<name = "cpu", kind = host, accumulator = f64,
+    max_loop_versions = 8, parallel_elements = 65536,
     supports = "shard_groups | skip_nonfinite">`.
   }];
   let parameters = (ins
@@ -311,6 +317,8 @@ def Optgen_TargetAttr : AttrDef<Optgen_Dialect, "Target"> {
     DefaultValuedParameter<"int64_t", "0">:$max_blocks_per_member,
     DefaultValuedParameter<"int64_t", "0">:$reduction_blocks,
     DefaultValuedParameter<"int64_t", "0">:$arch,
+    DefaultValuedParameter<"int64_t", "0">:$max_loop_versions,
+    DefaultValuedParameter<"int64_t", "0">:$parallel_elements,
     DefaultValuedParameter<"::optgen::TargetFeatures",
                            "::optgen::TargetFeatures::none">:$supports);
   let assemblyFormat = "`<` struct(params) `>`";

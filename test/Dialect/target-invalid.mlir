@@ -27,6 +27,21 @@ module attributes {optgen.target = #optgen.target<name = "x", kind = device, acc
 
 // -----
 
+// expected-error @below {{target 'x': a host's max_loop_versions is a power of two and its parallel_elements at least 1}}
+module attributes {optgen.target = #optgen.target<name = "x", kind = host, accumulator = f64, max_loop_versions = 6, parallel_elements = 65536>} {}
+
+// -----
+
+// expected-error @below {{target 'x': a host's max_loop_versions is a power of two and its parallel_elements at least 1}}
+module attributes {optgen.target = #optgen.target<name = "x", kind = host, accumulator = f64, max_loop_versions = 8>} {}
+
+// -----
+
+// expected-error @below {{target 'x' is a device: its printer makes no loop versions and no OpenMP loops}}
+module attributes {optgen.target = #optgen.target<name = "x", kind = device, accumulator = f32, threads_per_block = 256, vector_width = 4, max_blocks_per_member = 1, reduction_blocks = 1, arch = 90, max_loop_versions = 8>} {}
+
+// -----
+
 // expected-error @below {{a target has a name}}
 module attributes {optgen.target = #optgen.target<name = "", kind = host, accumulator = f64>} {}
 
@@ -40,6 +55,6 @@ module attributes {optgen.target = "cpu"} {}
 
 module {
   // expected-error @below {{'optgen.target' is a module's #optgen.target}}
-  optgen.optimizer @o attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64>} {
+  optgen.optimizer @o attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, max_loop_versions = 8, parallel_elements = 65536>} {
   }
 }

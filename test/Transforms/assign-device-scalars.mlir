@@ -40,7 +40,7 @@ optgen.optimizer @o {
 // CHECK-SAME:  optgen.workspace = []
 // CHECK:       optgen.reduce max %{{.*}} {accumulator = f64}
 // CHECK:       } {optgen.buffers = [unit]}
-module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, supports = "shard_groups | skip_nonfinite">} {
+module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, max_loop_versions = 8, parallel_elements = 65536, supports = "shard_groups | skip_nonfinite">} {
 optgen.optimizer @o {
   optgen.rule @host inputs ["p", "g"] attributes {optgen.workspace = []} {
   ^bb0(%p: !optgen.tensor<[m, n], f32>, %g: !optgen.tensor<[m, n], f32>):

@@ -119,7 +119,7 @@ module attributes {optgen.target = #optgen.target<name = "cuda", kind = device, 
 // On a host every scalar is the step's own: nothing is marked.
 // CHECK-LABEL: optgen.rule @hosted
 // CHECK-NOT:   optgen.on_host
-module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, supports = "shard_groups | skip_nonfinite">} {
+module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, max_loop_versions = 8, parallel_elements = 65536, supports = "shard_groups | skip_nonfinite">} {
   optgen.optimizer @o {
     optgen.rule @hosted inputs ["p", "g"] attributes {optgen.workspace = []} {
     ^bb0(%p: !optgen.tensor<[m, n], f32>, %g: !optgen.tensor<[m, n], f32>):

@@ -6,7 +6,7 @@
 
 // A module keeps the target it was lowered for.
 // expected-error @below {{the module is described for target 'cpu', not 'cuda'}}
-module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, supports = "shard_groups | skip_nonfinite">} {
+module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, max_loop_versions = 8, parallel_elements = 65536, supports = "shard_groups | skip_nonfinite">} {
 optgen.optimizer @o {
   optgen.rule @sgd inputs ["p", "g"] {
   ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):

@@ -6,7 +6,7 @@
 
 // Each target's description, as every later pass and printer reads it.
 // CUDA: module attributes {optgen.target = #optgen.target<name = "cuda", kind = device, accumulator = f32, storage = narrow, threads_per_block = 256, vector_width = 4, max_blocks_per_member = 1024, reduction_blocks = 128, arch = 90>}
-// CPU: module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, supports = "shard_groups | skip_nonfinite">}
+// CPU: module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, max_loop_versions = 8, parallel_elements = 65536, supports = "shard_groups | skip_nonfinite">}
 // UNKNOWN: error: unknown target 'tpu'; the targets are cpu, cuda
 optgen.optimizer @sgd {
   optgen.rule @sgd inputs ["p", "g"] {

@@ -42,9 +42,10 @@ bool isTensor(Value v) { return isa<SymbolicTensorType>(v.getType()); }
 class RuleEmitter : StatementPrinter {
 public:
   RuleEmitter(llvm::raw_ostream &os, const EmitOptions &options,
-              std::vector<std::string> &tables)
+              TargetAttr target, std::vector<std::string> &tables)
       : StatementPrinter(os, options.specName, options.sourceLine),
-        options(options), tables(tables) {}
+        options(options), maxVersions(target.getMaxLoopVersions()),
+        parallelElements(target.getParallelElements()), tables(tables) {}
 
   LogicalResult emitRule(RuleOp rule);
   /// GlobalsSpec::contribution and GlobalsSpec::finish of the optimizer's
@@ -55,6 +56,9 @@ public:
 
 private:
   const EmitOptions &options;
+  /// The target description's: the most versions of a loop nest, and the
+  /// elements from which a loop runs on OpenMP's threads.
+  int64_t maxVersions, parallelElements;
   std::vector<std::string> &tables; ///< file-scope constant tables
   llvm::DenseMap<Value, std::string> exprs; ///< scalars: a C++ expression
   llvm::DenseMap<Value, std::string> tiles; ///< tensors: a Tile variable
@@ -417,13 +421,12 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
   // A loop nest (not flat) reads a broadcast input through a pointer to its
   // row, hoisted out of the inner loop, and its column either at j or at 0.
   // Where the types do not say which (a `?` extent), the inner loop is
-  // printed once per case under a test made before the nest (at most
-  // kMaxVersions versions), so that each version is a unit-stride loop the
+  // printed once per case under a test made before the nest (at most the
+  // target's max_loop_versions versions), so that each version is a unit-stride loop the
   // compiler vectorises: a broadcast load or a select in a loop it cannot
   // vectorise costs a branch per element (a mispredicted one for a data-
   // dependent select). Reductions along an unknown axis are versioned
   // likewise; one along the columns sums each row into a register.
-  constexpr unsigned kMaxVersions = 8;
   // Text printed per version: a placeholder "\x01<n>\x02" stands for
   // alternative[n][flag], where flag is the value of its test.
   struct Variant {
@@ -491,9 +494,10 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
     lerps.push_back(lerp);
   }
   unsigned lerpCount = lerps.size();
-  if ((1u << (dynamicCount + lerpCount)) > kMaxVersions)
+  if ((int64_t{1} << (dynamicCount + lerpCount)) > maxVersions)
     lerpCount = 0;
-  bool versioned = dynamicCount > 0 && (1u << dynamicCount) <= kMaxVersions;
+  bool versioned =
+      dynamicCount > 0 && (int64_t{1} << dynamicCount) <= maxVersions;
   // Reductions along an axis: per reduction, -1 when the types say whether
   // each row has a slot (then summed in a register per row), a test's index
   // when a version says, -2 when the slot is computed per element (too many
@@ -728,7 +732,7 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
   if (flat) {
     branch(0, 0, [&](unsigned flags) {
       line() << "OPTGEN_PARALLEL_FOR(simd if (parallel : " << R << " * " << C
-             << " >= 65536)";
+             << " >= " << parallelElements << ")";
       for (const Reduction &r : reductions)
         os << " reduction("
            << (r.op.getKind() == ReduceKind::max ? "max" : "+") << " : "
@@ -744,7 +748,7 @@ LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
   } else {
     if (parallel)
       line() << "OPTGEN_PARALLEL_FOR(if (" << R << " * " << C
-             << " >= 65536))\n";
+             << " >= " << parallelElements << "))\n";
     line() << "for (int64_t i = 0; i < " << R << "; ++i) {\n";
     ++indent;
     for (Value v : inputs) {
@@ -1172,17 +1176,17 @@ LogicalResult optgen::emitCpu(OptimizerOp optimizer, const EmitOptions &options,
       [&](RuleOp rule, llvm::raw_ostream &os, std::vector<std::string> &tables,
           RuleStepFunctions &step) {
         step.step = "step_" + legalIdentifier(rule.getSymName());
-        return RuleEmitter(os, options, tables).emitRule(rule);
+        return RuleEmitter(os, options, *target, tables).emitRule(rule);
       },
       [&](OptimizerOp optimizer, llvm::raw_ostream &os,
           std::vector<std::string> &tables, GlobalsFunctions &globals) {
         globals.contribution = "globalContribution";
         globals.finish = "finishGlobals";
-        if (failed(RuleEmitter(os, options, tables)
+        if (failed(RuleEmitter(os, options, *target, tables)
                        .emitGlobalContribution(optimizer,
                                                globals.contribution)))
           return failure();
-        return RuleEmitter(os, options, tables)
+        return RuleEmitter(os, options, *target, tables)
             .emitGlobalFinish(optimizer, globals.finish);
       },
       files);

@@ -19,7 +19,7 @@
 // CHECK-NEXT:    }
 // CHECK-NOT:     copyTile
 // CHECK:         optgen::runtime::Tile t_2{slot2, R_2, C_2};
-module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, supports = "shard_groups | skip_nonfinite">} {
+module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, max_loop_versions = 8, parallel_elements = 65536, supports = "shard_groups | skip_nonfinite">} {
 optgen.optimizer @o {
   optgen.rule @loop inputs ["p", "g"] attributes {optgen.workspace = [#optgen.slot<[m, n], f32>, #optgen.slot<[m, n], f32>, #optgen.slot<[m, n], f32>]} {
   ^bb0(%p: !optgen.tensor<[m, n], f32>, %g: !optgen.tensor<[m, n], f32>):

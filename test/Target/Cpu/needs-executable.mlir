@@ -34,7 +34,7 @@ optgen.optimizer @device {
 // -----
 
 // CHECK: offset :6:3: error: the CPU emitter needs the rule's buffers; run --optgen-assign-buffers first
-module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, supports = "shard_groups | skip_nonfinite">} {
+module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, max_loop_versions = 8, parallel_elements = 65536, supports = "shard_groups | skip_nonfinite">} {
 optgen.optimizer @no_buffers {
   optgen.rule @sgd inputs ["p", "g"] {
   ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
@@ -49,7 +49,7 @@ optgen.optimizer @no_buffers {
 // -----
 
 // CHECK: offset :8:11: error: the CPU emitter needs the hyperparameters' offsets; run --optgen-assign-hyper-offsets first
-module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, supports = "shard_groups | skip_nonfinite">} {
+module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, max_loop_versions = 8, parallel_elements = 65536, supports = "shard_groups | skip_nonfinite">} {
 optgen.optimizer @no_offsets {
   optgen.rule @sgd inputs ["p", "g"] attributes {optgen.workspace = []} {
   ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
@@ -66,7 +66,7 @@ optgen.optimizer @no_offsets {
 // A device target's 16-bit slots (optgen-assign-buffers for narrow
 // storage) on a host module: the CPU's kernels and BLAS read f32.
 // CHECK: offset :8:3: error: the CPU emitter stores tensors as f32, not 'bf16'; run --optgen-assign-buffers for a host target (wide storage)
-module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, supports = "shard_groups | skip_nonfinite">} {
+module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, max_loop_versions = 8, parallel_elements = 65536, supports = "shard_groups | skip_nonfinite">} {
 optgen.optimizer @narrow {
   optgen.rule @sgd inputs ["p", "g"] attributes {optgen.workspace = [#optgen.slot<*, bf16>]} {
   ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
@@ -83,7 +83,7 @@ optgen.optimizer @narrow {
 // A kernel without its buffers (here a misspelt attribute) in a rule that
 // has a workspace: the printer would read the missing buffer.
 // CHECK: offset :11:10: error: the CPU emitter needs the buffer of every tensor; run --optgen-assign-buffers first
-module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, supports = "shard_groups | skip_nonfinite">} {
+module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, max_loop_versions = 8, parallel_elements = 65536, supports = "shard_groups | skip_nonfinite">} {
 optgen.optimizer @no_kernel_buffers {
   optgen.rule @sgd inputs ["p", "g"] attributes {optgen.workspace = [#optgen.slot<*, f32>]} {
   ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):

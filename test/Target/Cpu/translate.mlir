@@ -23,7 +23,7 @@
 // CHECK-NEXT:    optgen::runtime::copyTile(t, call.param);
 // CHECK-LABEL: // ----- sgd.h
 // CHECK:       class sgd
-module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, supports = "shard_groups | skip_nonfinite">} {
+module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, max_loop_versions = 8, parallel_elements = 65536, supports = "shard_groups | skip_nonfinite">} {
 optgen.optimizer @sgd {
   optgen.rule @sgd inputs ["p", "g"] attributes {optgen.workspace = [#optgen.slot<*, f32>]} {
   ^bb0(%p: !optgen.tensor<*, f32>, %g: !optgen.tensor<*, f32>):
