@@ -96,6 +96,18 @@ FailureOr<TargetAttr> optgen::requireTarget(Operation *op, StringRef what) {
          << "', set by optgen-set-target)";
 }
 
+FailureOr<TargetAttr> optgen::requireTargetOfKind(Operation *op,
+                                                 StringRef printer,
+                                                 TargetKind kind) {
+  FailureOr<TargetAttr> target = requireTarget(op, printer);
+  if (failed(target) || target->getKind() == kind)
+    return target;
+  return op->emitError(printer)
+         << " prints code for a " << stringifyTargetKind(kind)
+         << " target; this module is lowered for '" << target->getName()
+         << "', a " << stringifyTargetKind(target->getKind()) << " target";
+}
+
 LogicalResult
 TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    StringRef name, TargetKind kind, Type accumulator,

@@ -50,6 +50,12 @@ TargetAttr getTarget(mlir::Operation *op);
 mlir::FailureOr<TargetAttr> requireTarget(mlir::Operation *op,
                                           llvm::StringRef what);
 
+/// requireTarget(op, printer), and an error at `op` unless the module's
+/// target is of `kind`: what a printer of one kind of target checks first.
+mlir::FailureOr<TargetAttr> requireTargetOfKind(mlir::Operation *op,
+                                                llvm::StringRef printer,
+                                                TargetKind kind);
+
 } // namespace optgen
 
 #endif // OPTGEN_DIALECT_TARGETDESCRIPTION_H

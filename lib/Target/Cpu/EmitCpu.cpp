@@ -1159,14 +1159,10 @@ LogicalResult RuleEmitter::emitGlobalFinish(OptimizerOp optimizer,
 
 LogicalResult optgen::emitCpu(OptimizerOp optimizer, const EmitOptions &options,
                               std::map<std::string, std::string> &files) {
-  FailureOr<TargetAttr> target = requireTarget(optimizer, "the CPU printer");
+  FailureOr<TargetAttr> target =
+      requireTargetOfKind(optimizer, "the CPU printer", TargetKind::host);
   if (failed(target))
     return failure();
-  if (target->isDevice())
-    return optimizer.emitError()
-           << "the CPU printer prints code for a host target; this module "
-              "is lowered for '"
-           << target->getName() << "', a device target";
   TargetSpelling spelling{"optgen/runtime/Optimizer.h",
                           "optgen::runtime::Optimizer",
                           "optgen/runtime/CaseRunner.h",

@@ -1811,14 +1811,10 @@ LogicalResult emitDeviceGlobals(OptimizerOp optimizer, raw_ostream &os,
 LogicalResult optgen::emitCuda(OptimizerOp optimizer,
                                const EmitOptions &options,
                                std::map<std::string, std::string> &files) {
-  FailureOr<TargetAttr> target = requireTarget(optimizer, "the CUDA printer");
+  FailureOr<TargetAttr> target =
+      requireTargetOfKind(optimizer, "the CUDA printer", TargetKind::device);
   if (failed(target))
     return failure();
-  if (!target->isDevice())
-    return optimizer.emitError()
-           << "the CUDA printer prints code for a device target; this module "
-              "is lowered for '"
-           << target->getName() << "', a host target";
   TargetSpelling spelling{"optgen/runtime/CudaOptimizer.h",
                           "optgen::runtime::CudaOptimizer",
                           "optgen/runtime/CudaCaseRunner.h",
