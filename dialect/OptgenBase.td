@@ -148,6 +148,19 @@ def Optgen_ReduceKind : I32EnumAttr<"ReduceKind", "kind of reduction",
   let cppNamespace = "::optgen";
 }
 
+def Optgen_LaunchSpace  : I32EnumAttrCase<"space", 0>;
+def Optgen_LaunchRows   : I32EnumAttrCase<"rows", 1>;
+def Optgen_LaunchCols   : I32EnumAttrCase<"cols", 2>;
+def Optgen_LaunchLines  : I32EnumAttrCase<"lines", 3>;
+def Optgen_LaunchFinish : I32EnumAttrCase<"finish", 4>;
+def Optgen_LaunchStore  : I32EnumAttrCase<"store", 5>;
+def Optgen_LaunchKind : I32EnumAttr<"LaunchKind",
+    "which elements one launch of a device kernel visits",
+    [Optgen_LaunchSpace, Optgen_LaunchRows, Optgen_LaunchCols,
+     Optgen_LaunchLines, Optgen_LaunchFinish, Optgen_LaunchStore]> {
+  let cppNamespace = "::optgen";
+}
+
 def Optgen_CmpLt : I32EnumAttrCase<"lt", 0>;
 def Optgen_CmpLe : I32EnumAttrCase<"le", 1>;
 def Optgen_CmpGt : I32EnumAttrCase<"gt", 2>;

@@ -1095,8 +1095,10 @@ LogicalResult ScheduleOp::verifyRegions() {
 // Kernels
 //===----------------------------------------------------------------------===//
 
-SymbolicTensorType KernelOp::getIterationSpace() {
-  for (Operation &op : getBody().front()) {
+/// The space of a kernel's or launch's body of elementwise ops and
+/// reductions: the first reduction's input, or the first tensor computed.
+static SymbolicTensorType spaceOfBody(Block &body) {
+  for (Operation &op : body) {
     if (auto reduce = dyn_cast<ReduceOp>(op))
       return cast<SymbolicTensorType>(reduce.getInput().getType());
     if (op.getNumResults() == 1)
@@ -1106,10 +1108,48 @@ SymbolicTensorType KernelOp::getIterationSpace() {
   return {};
 }
 
+bool KernelOp::isSplitIntoLaunches() {
+  return isa<LaunchOp>(getBody().front().front());
+}
+
+SymbolicTensorType KernelOp::getIterationSpace() {
+  if (!isSplitIntoLaunches())
+    return spaceOfBody(getBody().front());
+  for (LaunchOp launch : getBody().front().getOps<LaunchOp>()) {
+    Block &body = launch.getBody().front();
+    if (SymbolicTensorType space = spaceOfBody(body))
+      return space;
+    // A store computes nothing: its space is the tensor it copies.
+    if (launch.getKind() == LaunchKind::store)
+      return dyn_cast<SymbolicTensorType>(
+          body.getTerminator()->getOperand(0).getType());
+  }
+  return {};
+}
+
+/// A kernel in launch form: launches only, whose results it yields.
+static LogicalResult verifyLaunchForm(KernelOp kernel) {
+  auto yield = cast<YieldOp>(kernel.getBody().front().getTerminator());
+  for (Operation &op : kernel.getBody().front())
+    if (!isa<LaunchOp, YieldOp>(op))
+      return op.emitOpError("is not a launch: a kernel split into launches "
+                            "holds launches only");
+  if (yield.getValues().getTypes() != kernel.getResultTypes())
+    return kernel.emitOpError("yields ")
+           << yield.getValues().size()
+           << " values that are not its results' types";
+  for (Value value : yield.getValues())
+    if (!value.getDefiningOp<LaunchOp>())
+      return kernel.emitOpError("yields a value no launch of it computes");
+  return success();
+}
+
 LogicalResult KernelOp::verify() {
   SymbolicTensorType space = getIterationSpace();
   if (!space)
     return emitOpError("computes no tensor");
+  if (isSplitIntoLaunches())
+    return verifyLaunchForm(*this);
   for (Operation &op : getBody().front()) {
     if (isa<YieldOp>(op))
       continue;
@@ -1138,6 +1178,150 @@ LogicalResult KernelOp::verify() {
     if (!llvm::is_contained(yield.getValues(), reduce.getResult()))
       return reduce.emitOpError("is not a result of its kernel: a kernel "
                                 "yields each of its reductions");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LaunchOp
+//===----------------------------------------------------------------------===//
+
+/// Whether a reduction along `axis` of a tensor of rank `rank` leaves one
+/// value per column (along the first of two axes) rather than per row.
+static bool reducesToColumns(int64_t axis, int64_t rank) {
+  return rank == 2 && (axis == 0 || axis == -2);
+}
+
+/// What each kind of launch may yield: `value`, the yield's operand.
+static LogicalResult verifyLaunchResult(LaunchOp launch, Value value) {
+  auto reduce = value.getDefiningOp<ReduceOp>();
+  Operation *def = value.getDefiningOp();
+  bool inBody = def && def->getParentOp() == launch.getOperation();
+  switch (launch.getKind()) {
+  case LaunchKind::space:
+    if (reduce && reduce.getAxis())
+      return launch.emitOpError("yields a reduction along an axis: a space "
+                                "launch yields tensors and full reductions");
+    if (!reduce && !isa<SymbolicTensorType>(value.getType()))
+      return launch.emitOpError("yields a scalar that is not a reduction");
+    return success();
+  case LaunchKind::rows:
+  case LaunchKind::cols:
+  case LaunchKind::lines: {
+    if (!inBody || !reduce || !reduce.getAxis())
+      return launch.emitOpError("yields other than a reduction along an "
+                                "axis of its body");
+    if (launch.getKind() == LaunchKind::lines) {
+      if (reduce.getAxis() != launch.getAxis())
+        return launch.emitOpError("yields a reduction along another axis "
+                                  "than the launch's");
+      return success();
+    }
+    std::optional<int64_t> axis = getConstantAxis(reduce.getAxis());
+    if (!axis)
+      return launch.emitOpError("yields a reduction along an axis known only "
+                                "at run time: that is a `lines` launch");
+    int64_t rank =
+        cast<SymbolicTensorType>(reduce.getInput().getType()).getRank();
+    if (reducesToColumns(*axis, rank) != (launch.getKind() == LaunchKind::cols))
+      return launch.emitOpError("yields a reduction to one value per ")
+             << (reducesToColumns(*axis, rank) ? "column" : "row")
+             << ", which is a `"
+             << (reducesToColumns(*axis, rank) ? "cols" : "rows")
+             << "` launch's";
+    return success();
+  }
+  case LaunchKind::finish: {
+    auto space = value.getDefiningOp<LaunchOp>();
+    if (!space || space->getParentOp() != launch->getParentOp() ||
+        space.getKind() != LaunchKind::space)
+      return launch.emitOpError("finishes a value that is not a result of "
+                                "its kernel's space launch");
+    Value partial = space.getBody().front().getTerminator()->getOperand(
+        cast<OpResult>(value).getResultNumber());
+    auto full = partial.getDefiningOp<ReduceOp>();
+    if (!full || full.getAxis())
+      return launch.emitOpError("finishes a value that is not a full "
+                                "reduction");
+    return success();
+  }
+  case LaunchKind::store:
+    if (def && launch->getParentOp()->isAncestor(def))
+      return launch.emitOpError("stores a value of its own kernel: a store "
+                                "copies a tensor computed before it");
+    if (!isa<SymbolicTensorType>(value.getType()))
+      return launch.emitOpError("stores a scalar");
+    return success();
+  }
+  llvm_unreachable("every launch kind is handled");
+}
+
+/// The memory of the tensors `launch` reads from before its kernel.
+static llvm::SmallSetVector<Attribute, 4> memoryRead(LaunchOp launch) {
+  llvm::SmallSetVector<Attribute, 4> read;
+  Operation *kernel = launch->getParentOp();
+  launch.walk([&](Operation *op) {
+    for (Value operand : op->getOperands()) {
+      if (!isa<SymbolicTensorType>(operand.getType()) ||
+          kernel->isAncestor(operand.getParentRegion()->getParentOp()))
+        continue;
+      if (BufferAttr buffer = getBuffer(operand))
+        read.insert(buffer);
+    }
+  });
+  return read;
+}
+
+LogicalResult LaunchOp::verify() {
+  bool alongHostAxis = getKind() == LaunchKind::lines;
+  if (alongHostAxis != static_cast<bool>(getAxis()))
+    return emitOpError(alongHostAxis
+                           ? "reduces along an axis it does not name"
+                           : "names an axis: only a `lines` launch has one");
+  Block &body = getBody().front();
+  if ((getKind() == LaunchKind::finish || getKind() == LaunchKind::store) &&
+      !isa<YieldOp>(body.front()))
+    return emitOpError("computes: a ")
+           << stringifyLaunchKind(getKind())
+           << " launch yields what it moves and computes nothing";
+  for (Operation &op : body)
+    if (!isa<YieldOp, ReduceOp>(op) && !op.hasTrait<ElementwiseMath>())
+      return op.emitOpError("cannot be part of a launch: only elementwise ops "
+                            "and reductions run in one");
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("yields ")
+           << yield.getValues().size()
+           << " values that are not its results' types";
+  if (getKind() == LaunchKind::store && yield.getValues().size() != 1)
+    return emitOpError("stores ")
+           << yield.getValues().size() << " tensors: a store copies one";
+  for (Value value : yield.getValues())
+    if (failed(verifyLaunchResult(*this, value)))
+      return failure();
+
+  // Every launch of a kernel reads the memory before the kernel as it was:
+  // none may come after a launch that writes it.
+  auto buffers = (*this)->getAttrOfType<ArrayAttr>(kBuffersAttr);
+  if (buffers && buffers.size() != getNumResults())
+    return emitOpError("has ") << buffers.size() << " buffers for "
+                               << getNumResults() << " results";
+  llvm::SmallSetVector<Attribute, 4> read = memoryRead(*this);
+  for (Operation *earlier = (*this)->getPrevNode(); earlier;
+       earlier = earlier->getPrevNode()) {
+    auto written = earlier->getAttrOfType<ArrayAttr>(kBuffersAttr);
+    if (!written)
+      continue;
+    for (Attribute buffer : written)
+      if (isa<BufferAttr>(buffer) && read.contains(buffer)) {
+        InFlightDiagnostic diag =
+            emitOpError("reads ")
+            << buffer
+            << " after an earlier launch of its kernel writes it: it would "
+               "read the new values, where the kernel reads the old";
+        diag.attachNote(earlier->getLoc()) << "the launch that writes it";
+        return diag;
+      }
+  }
   return success();
 }
 
@@ -1246,7 +1430,7 @@ Operation *optgen::findUnbufferedTensor(RuleOp rule) {
   Operation *found = nullptr;
   rule.walk([&](Operation *op) {
     // Fused ops live in their kernel's loop, not in memory.
-    if (isa<KernelOp>(op->getParentOp()))
+    if (isa<KernelOp, LaunchOp>(op->getParentOp()))
       return WalkResult::skip();
     for (Value result : op->getResults())
       if (isa<SymbolicTensorType>(result.getType()) && !getBuffer(result)) {

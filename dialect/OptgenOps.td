@@ -356,12 +356,14 @@ def Optgen_GlobalValueOp : Optgen_Op<"global_value", [Pure,
 
 def Optgen_YieldOp : Optgen_Op<"yield", [
     Terminator, Pure, ReturnLike,
-    ParentOneOf<["IfOp", "ForTableOp", "GroupOp", "KernelOp", "GlobalOp"]>]> {
+    ParentOneOf<["IfOp", "ForTableOp", "GroupOp", "KernelOp", "LaunchOp",
+                 "GlobalOp"]>]> {
   let summary = "the values a region gives back";
   let description = [{
     Ends the regions of `optgen.if` and `optgen.for_table` (their results or
-    loop-carried values), of `optgen.kernel` (its results), of a group's
-    `where` region (one `i1`) and of an `optgen.global` (its value, f32).
+    loop-carried values), of `optgen.kernel` and `optgen.launch` (their
+    results), of a group's `where` region (one `i1`) and of an
+    `optgen.global` (its value, f32).
 
     Example:
     ```mlir
@@ -1135,6 +1137,10 @@ def Optgen_KernelOp : Optgen_Op<"kernel", [
     and reduction results. `optgen-fuse-kernels` forms kernels; the emitters
     print each as a loop nest.
 
+    On a device target `optgen-split-launches` rewrites the body into the
+    `optgen.launch` ops that run it (the kernel's launch form): then the body
+    holds only launches, in the order they run, and yields their results.
+
     Example:
     ```mlir
     %p1, %m1 = optgen.kernel -> (!optgen.tensor<*, f32>, !optgen.tensor<*, f32>) {
@@ -1152,6 +1158,63 @@ def Optgen_KernelOp : Optgen_Op<"kernel", [
   let extraClassDeclaration = [{
     /// The shape every tensor of the body broadcasts to.
     SymbolicTensorType getIterationSpace();
+    /// Whether the body is split into optgen.launch ops.
+    bool isSplitIntoLaunches();
+  }];
+}
+
+def Optgen_LaunchOp : Optgen_Op<"launch", [
+    RecursiveMemoryEffects, SingleBlockImplicitTerminator<"YieldOp">,
+    NoRegionArguments, HasParent<"KernelOp">]> {
+  let summary = "one launch of a device kernel: which elements it visits and what it computes";
+  let description = [{
+    A device runs a kernel as launches, one after the other: each visits the
+    kernel's space in its own way and computes a slice of the kernel's body
+    (the ops its results need, cloned). Its results go to the memory its
+    `optgen.buffers` names. `kind` says which elements a launch visits:
+
+    - `space`: every element of the kernel's space. It stores the tensors
+      it yields, and a full reduction it yields as one partial value per
+      block of the launch, in the reduction's partial-sums slot.
+    - `rows`, `cols`: one reduced value per row (a reduction along the last
+      axis) or per column (along the first of two); `lines along %axis`:
+      one of those two, as the host's axis says at run time.
+    - `finish`: per member, the partial values of the full reductions it
+      yields (results of the kernel's `space` launch), combined in a fixed
+      order into each reduction's value.
+    - `store`: copies the tensor it yields from its memory to where the
+      rule's update keeps it.
+
+    The verifier rejects a launch that reads memory an earlier launch of its
+    kernel writes: the kernel's body reads its inputs as they were before the
+    kernel, and a launch after the one updating them in place would read the
+    new values (nanochat's Muon on CUDA computed its row norms from a
+    momentum buffer that the space launch had already updated).
+
+    Example:
+    ```mlir
+    %r, %m1 = optgen.kernel -> (!optgen.tensor<[m, 1], f32>, !optgen.tensor<[m, n], f32>) {
+      %rows = optgen.launch rows -> (!optgen.tensor<[m, 1], f32>) {
+        %0 = optgen.lerp %m, %g, %w : !optgen.tensor<[m, n], f32>, !optgen.tensor<[m, n], f32>, f32
+        %1 = optgen.reduce norm %0 along %c1 : !optgen.tensor<[m, n], f32>
+        optgen.yield %1 : !optgen.tensor<[m, 1], f32>
+      } {optgen.buffers = [#optgen.buffer<workspace, 1>]}
+      %space = optgen.launch space -> (!optgen.tensor<[m, n], f32>) {
+        %0 = optgen.lerp %m, %g, %w : !optgen.tensor<[m, n], f32>, !optgen.tensor<[m, n], f32>, f32
+        optgen.yield %0 : !optgen.tensor<[m, n], f32>
+      } {optgen.buffers = [#optgen.buffer<state, 0>]}
+      optgen.yield %rows, %space : !optgen.tensor<[m, 1], f32>, !optgen.tensor<[m, n], f32>
+    } {optgen.buffers = [#optgen.buffer<workspace, 1>, #optgen.buffer<state, 0>]}
+    ```
+  }];
+  let arguments = (ins Optgen_LaunchKind:$kind, Optional<I64>:$axis);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$kind (`along` $axis^)? (`->` `(` type($results)^ `)`)? $body attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The kernel this launch is one of.
+    KernelOp getKernel() { return ::mlir::cast<KernelOp>((*this)->getParentOp()); }
   }];
 }
 

@@ -148,6 +148,26 @@ def PlaceScalars : Pass<"optgen-place-scalars", "optgen::RuleOp"> {
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
+def SplitLaunches : Pass<"optgen-split-launches", "optgen::RuleOp"> {
+  let summary = "Split a device target's kernels into the launches that run them";
+  let description = [{
+    On a device target (on a host it changes nothing) rewrites each
+    `optgen.kernel` into `optgen.launch` ops, each with the slice of the
+    body its results need: one `rows` or `cols` launch for the reductions
+    along a constant axis (normalised: one value per row, or per column of a
+    matrix), one `lines` launch per axis only the host knows, a `space`
+    launch for the tensors the kernel stores and its full reductions'
+    partial sums, and a `finish` launch that combines those. The row and
+    column launches run first: each recomputes its slice from the kernel's
+    inputs, which the space launch may update in place, and the launch
+    verifier rejects the other order. Each new parameter or state the
+    update takes from other memory than its own is copied there by a
+    kernel of one `store` launch, before the update, which then takes the
+    copy.
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
 def AssignBuffers : Pass<"optgen-assign-buffers", "optgen::RuleOp"> {
   let summary = "Decide the memory of every tensor value of a rule";
   let description = [{

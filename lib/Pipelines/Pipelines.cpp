@@ -55,7 +55,9 @@ void optgen::buildLowerToExecutablePipeline(
 }
 
 void optgen::buildLowerToLaunchesPipeline(OpPassManager &pm) {
-  pm.nest<OptimizerOp>().nest<RuleOp>().addPass(createPlaceScalars());
+  OpPassManager &rules = pm.nest<OptimizerOp>().nest<RuleOp>();
+  rules.addPass(createPlaceScalars());
+  rules.addPass(createSplitLaunches());
 }
 
 void optgen::registerOptgenPipelines() {
@@ -78,6 +80,7 @@ void optgen::registerOptgenPipelines() {
   PassPipelineRegistration<>(
       "optgen-lower-to-launches",
       "Decide how the module's target runs each rule: a device's host "
-      "scalars (optgen compile --emit=launches)",
+      "scalars and the launches of its kernels (optgen compile "
+      "--emit=launches)",
       buildLowerToLaunchesPipeline);
 }

@@ -202,7 +202,7 @@ struct FuseKernelsPass : optgen::impl::FuseKernelsBase<FuseKernelsPass> {
     // forms its kernels.
     SmallVector<Block *> blocks;
     rule.walk([&](Block *block) {
-      if (!isa<KernelOp, GroupOp>(block->getParentOp()))
+      if (!isa<KernelOp, LaunchOp, GroupOp>(block->getParentOp()))
         blocks.push_back(block);
     });
     for (Block *block : blocks) {

@@ -59,12 +59,13 @@ LogicalResult inferOp(Operation *op) {
     castYields(ifOp.getElseRegion().front(), ifOp.getResultTypes());
     return success();
   }
-  if (auto kernel = dyn_cast<KernelOp>(op)) {
-    if (failed(inferBlock(kernel.getBody().front())))
+  if (isa<KernelOp, LaunchOp>(op)) {
+    Block &body = op->getRegion(0).front();
+    if (failed(inferBlock(body)))
       return failure();
-    auto yield = cast<YieldOp>(kernel.getBody().front().getTerminator());
+    auto yield = cast<YieldOp>(body.getTerminator());
     for (auto [result, type] :
-         llvm::zip(kernel.getResults(), yield.getValues().getTypes()))
+         llvm::zip(op->getResults(), yield.getValues().getTypes()))
       result.setType(type);
     return success();
   }

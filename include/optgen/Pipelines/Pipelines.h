@@ -19,8 +19,8 @@
 //                   accumulator type, the hyperparameters' layout and every
 //                   tensor's buffer decided
 //   --emit=launches optgen-lower-to-launches: how the target runs each rule
-//                   (a device's host scalars placed), so that a printer
-//                   only prints
+//                   (a device's host scalars placed, its kernels split into
+//                   launches), so that a printer only prints
 //   (--emit=code)   the emitter (optgen-translate --optgen-to-cpu)
 //
 // To add a pass to a stage, add one line to its build function in
@@ -83,7 +83,8 @@ void buildLowerToExecutablePipeline(mlir::OpPassManager &pm,
 
 /// optgen-lower-to-launches, on executable IR: how the module's target runs
 /// each rule; for a device, which scalars the host computes
-/// (optgen-place-scalars).
+/// (optgen-place-scalars) and the launches of each kernel
+/// (optgen-split-launches).
 void buildLowerToLaunchesPipeline(mlir::OpPassManager &pm);
 
 /// Registers the pipelines above under their names (for optgen-opt).

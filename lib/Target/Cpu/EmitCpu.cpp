@@ -260,6 +260,9 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
 }
 
 LogicalResult RuleEmitter::emitKernel(KernelOp kernel) {
+  if (kernel.isSplitIntoLaunches())
+    return kernel.emitError("the CPU printer prints a kernel as one loop, "
+                            "not split into a device's launches");
   Block &body = kernel.getBody().front();
   SymbolicTensorType space = kernel.getIterationSpace();
 

@@ -104,20 +104,12 @@ private:
   std::vector<std::string> &tables;
   /// An elementwise rule's kernels' launches, built while they are printed.
   llvm::DenseMap<Operation *, std::string> launches;
-  /// A kernel of a rule of one shape, as its launches need it: printed by
-  /// the host program, where the extents and axes are known.
-  struct LaunchPlan {
-    std::string name;
-    bool space = false, rows = false, cols = false;
-    /// The reductions' axis when only the host knows it (then `rows` and
-    /// `cols` are both printed and the host launches one).
-    Value axis;
-    int64_t partials = 0; ///< full reductions: blocks, and a finishing launch
-    /// Inputs broadcast along extents only the host knows: their rows and
-    /// columns follow R and C among the kernels' parameters.
-    SmallVector<Value> openInputs;
-  };
-  llvm::DenseMap<Operation *, LaunchPlan> plans;
+  /// A rule of one shape's launches as the host program launches them: the
+  /// name of each launch's kernel (a `lines` launch's two append _rows and
+  /// _cols), and each kernel's inputs broadcast along extents only the host
+  /// knows (their rows and columns follow R and C among the parameters).
+  llvm::DenseMap<Operation *, std::string> launchNames;
+  llvm::DenseMap<Operation *, SmallVector<Value>> kernelOpenInputs;
   /// The host expressions of the scalars the launch function computes
   /// (those optgen-place-scalars marked optgen.on_host).
   llvm::DenseMap<Value, std::string> hostExprs;
@@ -142,6 +134,15 @@ private:
   LogicalResult emitKernel(KernelOp kernel, unsigned index);
   LogicalResult emitElementwiseKernel(KernelOp kernel, StringRef name);
   LogicalResult emitShapedKernel(KernelOp kernel, StringRef name);
+  /// A finish launch: the full reductions' partial sums combined.
+  LogicalResult emitFinish(LaunchOp finish, StringRef name,
+                           StringRef extentParams);
+  /// A store launch: a new parameter or state copied where it is kept.
+  void emitStore(LaunchOp store, StringRef name);
+  /// The partial sums a full reduction's slot holds per member, and those
+  /// of a space launch's full reductions (0 without).
+  int64_t partialsIn(Attribute slot);
+  int64_t partialsOf(LaunchOp space);
   void emitLaunch();
   /// The launch function's statements for `block`: host scalars, kernel
   /// launches, matrix products, loops, branches, copies between buffers.
@@ -156,10 +157,6 @@ private:
   /// A scalar's expression in the launch function.
   std::string hostScalar(Value value);
   void printLaunches(KernelOp kernel, unsigned indent);
-  /// The update's values that the IR did not put where they are kept, with
-  /// where they go; each is stored by a kernel of its own.
-  SmallVector<std::pair<Value, BufferAttr>> stores;
-  void emitStoreKernels();
 };
 
 LogicalResult CudaRuleEmitter::check() {
@@ -302,44 +299,55 @@ LogicalResult CudaRuleEmitter::checkKernel(KernelOp kernel) {
   // most two dimensions.
   if (!space.getAnyRank() && space.getRank() > 2)
     return unsupported(kernel, "a kernel over more than two dimensions");
+  if (!kernel.isSplitIntoLaunches())
+    return kernel.emitError("the CUDA printer needs the kernel's launches; "
+                            "run --optgen-split-launches first");
+  auto launches = kernel.getBody().front().getOps<LaunchOp>();
+  if (elementwise &&
+      (std::distance(launches.begin(), launches.end()) != 1 ||
+       (*launches.begin()).getKind() != LaunchKind::space))
+    return unsupported(kernel, "an elementwise rule's kernel in other than "
+                               "one launch over its space");
 
-  for (Operation &op : kernel.getBody().front()) {
-    if (isa<YieldOp>(op))
-      continue;
-    if (auto reduce = dyn_cast<ReduceOp>(op)) {
-      if (elementwise)
-        return unsupported(reduce, "a reduction in an elementwise rule");
-      // The kernels and blockReduce accumulate in float: a wider
-      // accumulator (a host target's) would be computed narrower than the
-      // IR says.
-      if (!reduce.getAccumulator() || !reduce.getAccumulator()->isF32())
-        return reduce.emitError("the CUDA printer accumulates reductions in "
-                                "f32; run --optgen-set-accumulators for a "
-                                "target whose accumulator is f32");
-      if (reduce.getAxis() && !constantInt(reduce.getAxis()) &&
-          reduce.getAxis().getParentBlock() != &rule.getBlock())
-        return unsupported(reduce, "a reduction along an axis computed inside "
-                                   "a loop or branch");
-      if (!reduce.getAxis() &&
-          !dyn_cast_or_null<BufferAttr>(
-              reduce->getAttrOfType<ArrayAttr>(kBuffersAttr)
-                  ? reduce->getAttrOfType<ArrayAttr>(kBuffersAttr)[0]
-                  : Attribute()))
-        return reduce.emitError("the CUDA printer needs the partial sums' "
-                                "slot; run --optgen-assign-device-scalars "
-                                "first");
-      for (Operation *user : reduce->getUsers())
-        if (!isa<YieldOp>(user))
-          return unsupported(user, "a reduction's value used inside its "
-                                   "kernel");
-      continue;
+  for (LaunchOp launch : launches) {
+    for (Operation &op : launch.getBody().front()) {
+      if (isa<YieldOp>(op))
+        continue;
+      if (auto reduce = dyn_cast<ReduceOp>(op)) {
+        if (elementwise)
+          return unsupported(reduce, "a reduction in an elementwise rule");
+        // The kernels and blockReduce accumulate in float: a wider
+        // accumulator (a host target's) would be computed narrower than the
+        // IR says.
+        if (!reduce.getAccumulator() || !reduce.getAccumulator()->isF32())
+          return reduce.emitError("the CUDA printer accumulates reductions in "
+                                  "f32; run --optgen-set-accumulators for a "
+                                  "target whose accumulator is f32");
+        if (reduce.getAxis() && !constantInt(reduce.getAxis()) &&
+            reduce.getAxis().getParentBlock() != &rule.getBlock())
+          return unsupported(reduce, "a reduction along an axis computed inside "
+                                     "a loop or branch");
+        if (!reduce.getAxis() &&
+            !dyn_cast_or_null<BufferAttr>(
+                reduce->getAttrOfType<ArrayAttr>(kBuffersAttr)
+                    ? reduce->getAttrOfType<ArrayAttr>(kBuffersAttr)[0]
+                    : Attribute()))
+          return reduce.emitError("the CUDA printer needs the partial sums' "
+                                  "slot; run --optgen-assign-device-scalars "
+                                  "first");
+        for (Operation *user : reduce->getUsers())
+          if (!isa<YieldOp>(user))
+            return unsupported(user, "a reduction's value used inside its "
+                                     "kernel");
+        continue;
+      }
+      if (!op.hasTrait<ElementwiseMath>())
+        return unsupported(&op, "'" + op.getName().getStringRef() +
+                                    "' inside a kernel");
+      for (Value operand : op.getOperands())
+        if (isTensor(operand) && elementwise && operand.getType() != space)
+          return unsupported(&op, "a broadcast operand in an elementwise rule");
     }
-    if (!op.hasTrait<ElementwiseMath>())
-      return unsupported(&op, "'" + op.getName().getStringRef() +
-                                  "' inside a kernel");
-    for (Value operand : op.getOperands())
-      if (isTensor(operand) && elementwise && operand.getType() != space)
-        return unsupported(&op, "a broadcast operand in an elementwise rule");
   }
   for (auto [result, buffer] : llvm::zip(kernel.getResults(), buffers)) {
     auto memory = dyn_cast<BufferAttr>(buffer);
@@ -449,21 +457,6 @@ struct BodyPrinter : StatementPrinter {
     return name;
   }
 };
-
-/// The body ops of `kernel` that the values `sinks` are computed from.
-llvm::SmallPtrSet<Operation *, 16> bodySlice(KernelOp kernel,
-                                             ArrayRef<Value> sinks) {
-  llvm::SmallPtrSet<Operation *, 16> needed;
-  SmallVector<Value> worklist(sinks.begin(), sinks.end());
-  while (!worklist.empty()) {
-    Operation *def = worklist.pop_back_val().getDefiningOp();
-    if (!def || def->getParentOp() != kernel.getOperation() ||
-        !needed.insert(def).second)
-      continue;
-    llvm::append_range(worklist, def->getOperands());
-  }
-  return needed;
-}
 
 /// The rule-level ops whose scalar values the kernel ops `ops` read, and
 /// those they are computed from, in the rule's order; a kernel's result is
@@ -651,13 +644,17 @@ llvm::SetVector<Value> kernelInputs(KernelOp kernel) {
 
 LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
                                                      StringRef kernelName) {
+  // Its one launch, over the members' elements (checkKernel).
+  Block &body = (*kernel.getBody().front().getOps<LaunchOp>().begin())
+                    .getBody()
+                    .front();
   BodyPrinter p(os, options);
   os << "__global__ void __launch_bounds__(" << blockThreads << ") "
      << kernelName << "(const optgen::runtime::DeviceCall call) {\n";
   printMember(p.line());
   p.line() << "const int64_t n = call.numels[member];\n";
   llvm::SmallPtrSet<Operation *, 16> everyOp;
-  for (Operation &op : kernel.getBody().front())
+  for (Operation &op : body)
     everyOp.insert(&op);
   if (failed(emitPrologue(
           p, rule, kernel, everyOp, [](Value) { return std::string(); },
@@ -668,7 +665,7 @@ LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
   // The members' memory: each input, and each result's buffer, named as
   // the rule names it.
   llvm::SetVector<Value> inputs = kernelInputs(kernel);
-  auto yield = cast<YieldOp>(kernel.getBody().front().getTerminator());
+  auto yield = cast<YieldOp>(body.getTerminator());
   auto buffers = kernel->getAttrOfType<ArrayAttr>(kBuffersAttr);
   llvm::DenseMap<Attribute, std::string> pointers; // buffer -> variable
   SmallVector<std::string> inputPointers, outputPointers;
@@ -704,7 +701,7 @@ LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
   os << ") {\n";
   ++p.indent;
   p.lastLine = 0;
-  for (Operation &op : kernel.getBody().front()) {
+  for (Operation &op : body) {
     if (isa<YieldOp>(op))
       continue;
     SmallVector<std::string> operands;
@@ -807,59 +804,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
                                                 StringRef kernelName) {
   SymbolicTensorType space = kernel.getIterationSpace();
   auto [R, C] = rowsCols(space);
-  Block &body = kernel.getBody().front();
-  auto yield = cast<YieldOp>(body.getTerminator());
-  auto buffers = kernel->getAttrOfType<ArrayAttr>(kBuffersAttr);
   llvm::SetVector<Value> inputs = kernelInputs(kernel);
-
-  // The reductions, by pass; a full reduction's partial sums.
-  SmallVector<ReduceOp> full, rows, cols, either;
-  for (ReduceOp reduce : body.getOps<ReduceOp>()) {
-    if (!reduce.getAxis()) {
-      full.push_back(reduce);
-      continue;
-    }
-    std::optional<int64_t> known = constantInt(reduce.getAxis());
-    if (!known) {
-      // Only the host knows the axis: both launches are printed.
-      if (!either.empty() && either.front().getAxis() != reduce.getAxis())
-        return unsupported(reduce, "reductions of one kernel along two axes "
-                                   "known only at run time");
-      either.push_back(reduce);
-      continue;
-    }
-    int64_t axis = *known;
-    int64_t rank = cast<SymbolicTensorType>(reduce.getInput().getType())
-                       .getRank();
-    // Along the last axis a row reduces to one value; along the first of
-    // two, a column does.
-    bool alongRows = rank == 2 && isFirstAxis(axis);
-    (alongRows ? cols : rows).push_back(reduce);
-  }
-  if (!either.empty() && (!rows.empty() || !cols.empty()))
-    return unsupported(either.front(), "reductions of one kernel along a "
-                                       "known axis and one known only at "
-                                       "run time");
-  llvm::append_range(rows, either);
-  llvm::append_range(cols, either);
-  bool spaceOutputs = llvm::any_of(yield.getValues(), [&](Value v) {
-    return !v.getDefiningOp<ReduceOp>() && isTensor(v);
-  });
-  int64_t partials = 0;
-  for (ReduceOp reduce : full) {
-    auto slot = cast<BufferAttr>(
-        reduce->getAttrOfType<ArrayAttr>(kBuffersAttr)[0]);
-    auto shape = cast<SlotAttr>(workspace[slot.getIndex()]).getShape();
-    int64_t count = cast<IntegerAttr>(shape.getDims()[0]).getInt();
-    if (partials && count != partials)
-      return unsupported(reduce, "full reductions of one kernel with "
-                                 "different numbers of partial sums");
-    partials = count;
-  }
-  auto resultOf = [&](ReduceOp reduce) {
-    return kernel.getResult(llvm::find(yield.getValues(), reduce.getResult()) -
-                            yield.getValues().begin());
-  };
   auto slotOfResult = [&](Value result) {
     auto k = cast<KernelOp>(result.getDefiningOp());
     auto buffer = cast<BufferAttr>(k->getAttrOfType<ArrayAttr>(
@@ -869,7 +814,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
 
   // Inputs broadcast along extents the host computes: theirs are
   // parameters of every launch of the kernel.
-  SmallVector<Value> openInputs;
+  SmallVector<Value> &openInputs = kernelOpenInputs[kernel];
   for (Value input : inputs) {
     auto type = cast<SymbolicTensorType>(input.getType());
     if (type != space && !type.getAnyRank() &&
@@ -882,9 +827,18 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
     extentParams += ", const int64_t rows" + std::to_string(k) +
                     ", const int64_t cols" + std::to_string(k);
 
-  // Prints one launch's kernel: `pass` decides which elements a thread
+  // Prints `launch` as a kernel: `pass` decides which elements a thread
   // visits and what it does with them.
-  auto emitPass = [&](Pass pass, StringRef name) -> LogicalResult {
+  auto emitPass = [&](LaunchOp launch, Pass pass,
+                      StringRef name) -> LogicalResult {
+    Block &body = launch.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    auto buffers = launch->getAttrOfType<ArrayAttr>(kBuffersAttr);
+    auto bufferOf = [&](Value yielded) {
+      return cast<BufferAttr>(
+          buffers[llvm::find(yield.getValues(), yielded) -
+                  yield.getValues().begin()]);
+    };
     BodyPrinter p(os, options);
     os << "__global__ void __launch_bounds__(" << blockThreads << ") " << name
        << "(const optgen::runtime::DeviceCall call, const " << ident
@@ -911,19 +865,17 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
       auto [r, c] = rowsCols(cast<SymbolicTensorType>(tensor.getType()));
       return r + " * " + c;
     };
-    // What this launch computes: its stores' values and its reductions'
-    // inputs, and what those are computed from.
-    SmallVector<ReduceOp> mine = pass == Pass::Space  ? full
-                                 : pass == Pass::Rows ? rows
-                                                      : cols;
-    SmallVector<Value> sinks;
-    if (pass == Pass::Space)
-      for (Value value : yield.getValues())
-        if (!value.getDefiningOp<ReduceOp>() && isTensor(value))
-          sinks.push_back(value);
-    for (ReduceOp reduce : mine)
-      sinks.push_back(reduce.getInput());
-    llvm::SmallPtrSet<Operation *, 16> needed = bodySlice(kernel, sinks);
+    // What this launch computes: the stores of the tensors it yields and
+    // its reductions, from the slice of the kernel's body it holds.
+    SmallVector<ReduceOp> mine;
+    for (Value value : yield.getValues())
+      if (auto reduce = value.getDefiningOp<ReduceOp>())
+        mine.push_back(reduce);
+    // (A reduction's axis is the launch's kind, not a scalar it reads.)
+    llvm::SmallPtrSet<Operation *, 16> needed;
+    for (Operation &op : body)
+      if (!isa<ReduceOp>(op))
+        needed.insert(&op);
     if (failed(emitPrologue(p, rule, kernel, needed, slotOfResult, dim,
                             numel)))
       return failure();
@@ -1105,8 +1057,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
     for (auto [reduce, acc] : llvm::zip(mine, accs)) {
       switch (pass) {
       case Pass::Space: {
-        std::string partial = pointerOf(cast<BufferAttr>(
-            reduce->getAttrOfType<ArrayAttr>(kBuffersAttr)[0]));
+        std::string partial = pointerOf(bufferOf(reduce.getResult()));
         p.line() << acc << " = optgen::runtime::blockReduce<" << blockThreads
                  << ">(" << acc << ", " << combine(reduce) << "());\n";
         p.line() << "if (threadIdx.x == 0)\n";
@@ -1114,8 +1065,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
         break;
       }
       case Pass::Rows: {
-        auto buffer = cast<BufferAttr>(
-            buffers[cast<OpResult>(resultOf(reduce)).getResultNumber()]);
+        BufferAttr buffer = bufferOf(reduce.getResult());
         std::string out = pointerFor(buffer);
         p.line() << acc << " = optgen::runtime::blockReduce<" << blockThreads
                  << ">(" << acc << ", " << combine(reduce) << "());\n";
@@ -1126,8 +1076,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
         break;
       }
       case Pass::Cols: {
-        auto buffer = cast<BufferAttr>(
-            buffers[cast<OpResult>(resultOf(reduce)).getResultNumber()]);
+        BufferAttr buffer = bufferOf(reduce.getResult());
         std::string out = pointerFor(buffer);
         p.line() << "if (j < C)\n";
         p.line() << "  " << out << "[j] = "
@@ -1142,104 +1091,152 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
     return success();
   };
 
-  LaunchPlan &plan = plans[kernel];
-  plan.name = kernelName.str();
-  plan.openInputs = openInputs;
-  plan.space = spaceOutputs || !full.empty() || (rows.empty() && cols.empty());
-  plan.rows = !rows.empty();
-  plan.cols = !cols.empty();
-  plan.partials = partials;
-  if (!either.empty())
-    plan.axis = either.front().getAxis();
-  if (plan.space && failed(emitPass(Pass::Space, kernelName)))
-    return failure();
-  if (plan.rows && failed(emitPass(Pass::Rows, (kernelName + "_rows").str())))
-    return failure();
-  if (plan.cols && failed(emitPass(Pass::Cols, (kernelName + "_cols").str())))
-    return failure();
-
-  // The full reductions' second launch: per member, its blocks' partial
-  // sums in a fixed order, finished into the result's slot.
-  if (!full.empty()) {
-    std::string name = (kernelName + "_finish").str();
-    os << "__global__ void __launch_bounds__(" << blockThreads << ") " << name
-       << "(const optgen::runtime::DeviceCall call, const " << ident
-       << "_slots slots,\n    const int64_t R, const int64_t C" << extentParams
-       << ") {\n";
-    printMember(os << "  ");
-    os << "  float *const workspace = call.workspace + member * "
-          "call.workspacePerMember;\n";
-    os << "  static_cast<void>(R);\n  static_cast<void>(C);\n";
-    for (auto [index, reduce] : llvm::enumerate(full)) {
-      std::string partial = pointerOf(cast<BufferAttr>(
-          reduce->getAttrOfType<ArrayAttr>(kBuffersAttr)[0]));
-      std::string combineWith = reduce.getKind() == ReduceKind::max
-                                    ? "optgen::runtime::Max"
-                                    : "optgen::runtime::Sum";
-      Value result = resultOf(reduce);
-      std::string out = slotOfResult(result);
-      std::string acc = "acc" + std::to_string(index);
-      os << "  {\n";
-      os << "    float " << acc << " = "
-         << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f")
-         << ";\n";
-      os << "    for (int b = threadIdx.x; b < " << partials
-         << "; b += blockDim.x)\n";
-      os << "      " << acc << " = " << combineWith << "()(" << acc << ", "
-         << partial << "[b]);\n";
-      os << "    " << acc << " = optgen::runtime::blockReduce<" << blockThreads
-         << ">(" << acc << ", " << combineWith << "());\n";
-      std::string v = acc;
-      if (reduce.getKind() == ReduceKind::mean)
-        v = "(" + acc + " / static_cast<float>(R * C))";
-      if (reduce.getKind() == ReduceKind::norm)
-        v = "std::sqrt(" + acc + ")";
-      os << "    if (threadIdx.x == 0)\n";
-      os << "      *" << out << " = "
-         << rounded(v, getElementTypeOrSelf(reduce.getType())) << ";\n";
-      os << "  }\n";
+  // Each launch as a kernel of its own, named after its kind; a `lines`
+  // launch as both, for the host to choose.
+  unsigned linesCount = 0;
+  for (LaunchOp launch : kernel.getBody().front().getOps<LaunchOp>()) {
+    std::string name = kernelName.str();
+    switch (launch.getKind()) {
+    case LaunchKind::space:
+      launchNames[launch] = name;
+      if (failed(emitPass(launch, Pass::Space, name)))
+        return failure();
+      break;
+    case LaunchKind::rows:
+      launchNames[launch] = name += "_rows";
+      if (failed(emitPass(launch, Pass::Rows, name)))
+        return failure();
+      break;
+    case LaunchKind::cols:
+      launchNames[launch] = name += "_cols";
+      if (failed(emitPass(launch, Pass::Cols, name)))
+        return failure();
+      break;
+    case LaunchKind::lines:
+      if (linesCount++)
+        name += "_lines" + std::to_string(linesCount - 1);
+      launchNames[launch] = name;
+      if (failed(emitPass(launch, Pass::Rows, name + "_rows")) ||
+          failed(emitPass(launch, Pass::Cols, name + "_cols")))
+        return failure();
+      break;
+    case LaunchKind::finish:
+      launchNames[launch] = name += "_finish";
+      if (failed(emitFinish(launch, name, extentParams)))
+        return failure();
+      break;
+    case LaunchKind::store:
+      launchNames[launch] = name;
+      emitStore(launch, name);
+      break;
     }
-    os << "}\n\n";
   }
   return success();
 }
 
-void CudaRuleEmitter::emitStoreKernels() {
-  auto update = cast<UpdateOp>(rule.getBlock().getTerminator());
-  MLIRContext *context = rule.getContext();
-  auto want = [&](Value value, BufferAttr home) {
-    if (getBuffer(value) != home)
-      stores.push_back({value, home});
-  };
-  want(update.getParam(), BufferAttr::get(context, BufferKind::param, 0));
-  for (auto [i, value] : llvm::enumerate(update.getStates()))
-    want(value, BufferAttr::get(context, BufferKind::state, i));
-  for (auto [index, store] : llvm::enumerate(stores)) {
-    auto [value, home] = store;
-    os << "// Stores the new " << bufferName(rule, home) << " of rule '"
-       << commentText(rule.getSymName()) << "' where it is kept.\n";
-    os << "__global__ void __launch_bounds__(" << blockThreads << ") "
-       << ident << "_store" << index << "(const optgen::runtime::DeviceCall "
-       << "call, const " << ident << "_slots slots,\n    const int64_t count) "
-       << "{\n";
-    printMember(os << "  ");
-    os << "  float *const workspace = call.workspace + member * "
-          "call.workspacePerMember;\n";
-    os << "  static_cast<void>(workspace);\n";
-    os << "  static_cast<void>(slots);\n";
-    std::string storage = storageOf(getBuffer(value));
-    os << "  const " << storage << " *const from = "
-       << pointerOf(getBuffer(value)) << ";\n";
-    os << "  float *const to = " << pointerOf(home) << ";\n";
-    os << "  for (int64_t k = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; "
-          "k < count;\n";
-    os << "       k += int64_t{gridDim.x} * blockDim.x)\n";
-    os << "    to[k] = "
-       << (storage == "float" ? std::string("from[k]")
-                              : loadedAs(storage, "from[k]"))
-       << ";\n";
-    os << "}\n\n";
+/// The space launch that `finish` combines the partial sums of.
+static LaunchOp spaceLaunchOf(LaunchOp finish) {
+  return cast<LaunchOp>(
+      finish.getBody().front().getTerminator()->getOperand(0).getDefiningOp());
+}
+
+int64_t CudaRuleEmitter::partialsIn(Attribute slot) {
+  auto shape = cast<SlotAttr>(workspace[cast<BufferAttr>(slot).getIndex()])
+                   .getShape();
+  return cast<IntegerAttr>(shape.getDims()[0]).getInt();
+}
+
+int64_t CudaRuleEmitter::partialsOf(LaunchOp space) {
+  auto buffers = space->getAttrOfType<ArrayAttr>(kBuffersAttr);
+  Operation *yield = space.getBody().front().getTerminator();
+  for (auto [value, buffer] : llvm::zip(yield->getOperands(), buffers)) {
+    auto reduce = value.getDefiningOp<ReduceOp>();
+    if (reduce && !reduce.getAxis())
+      return partialsIn(buffer);
   }
+  return 0;
+}
+
+LogicalResult CudaRuleEmitter::emitFinish(LaunchOp finish, StringRef name,
+                                          StringRef extentParams) {
+  // Per member, the space launch's blocks' partial sums in a fixed order,
+  // finished into the result's slot.
+  LaunchOp space = spaceLaunchOf(finish);
+  int64_t partials = partialsOf(space);
+  auto spaceBuffers = space->getAttrOfType<ArrayAttr>(kBuffersAttr);
+  auto buffers = finish->getAttrOfType<ArrayAttr>(kBuffersAttr);
+  os << "__global__ void __launch_bounds__(" << blockThreads << ") " << name
+     << "(const optgen::runtime::DeviceCall call, const " << ident
+     << "_slots slots,\n    const int64_t R, const int64_t C" << extentParams
+     << ") {\n";
+  printMember(os << "  ");
+  os << "  float *const workspace = call.workspace + member * "
+        "call.workspacePerMember;\n";
+  os << "  static_cast<void>(R);\n  static_cast<void>(C);\n";
+  Operation *yield = finish.getBody().front().getTerminator();
+  for (auto [index, value] : llvm::enumerate(yield->getOperands())) {
+    unsigned at = cast<OpResult>(value).getResultNumber();
+    auto reduce = cast<ReduceOp>(
+        space.getBody().front().getTerminator()->getOperand(at).getDefiningOp());
+    if (partialsIn(spaceBuffers[at]) != partials)
+      return unsupported(reduce, "full reductions of one kernel with "
+                                 "different numbers of partial sums");
+    std::string partial = pointerOf(cast<BufferAttr>(spaceBuffers[at]));
+    std::string combineWith = reduce.getKind() == ReduceKind::max
+                                  ? "optgen::runtime::Max"
+                                  : "optgen::runtime::Sum";
+    std::string out = pointerOf(cast<BufferAttr>(buffers[index]));
+    std::string acc = "acc" + std::to_string(index);
+    os << "  {\n";
+    os << "    float " << acc << " = "
+       << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f")
+       << ";\n";
+    os << "    for (int b = threadIdx.x; b < " << partials
+       << "; b += blockDim.x)\n";
+    os << "      " << acc << " = " << combineWith << "()(" << acc << ", "
+       << partial << "[b]);\n";
+    os << "    " << acc << " = optgen::runtime::blockReduce<" << blockThreads
+       << ">(" << acc << ", " << combineWith << "());\n";
+    std::string v = acc;
+    if (reduce.getKind() == ReduceKind::mean)
+      v = "(" + acc + " / static_cast<float>(R * C))";
+    if (reduce.getKind() == ReduceKind::norm)
+      v = "std::sqrt(" + acc + ")";
+    os << "    if (threadIdx.x == 0)\n";
+    os << "      *" << out << " = "
+       << rounded(v, getElementTypeOrSelf(reduce.getType())) << ";\n";
+    os << "  }\n";
+  }
+  os << "}\n\n";
+  return success();
+}
+
+void CudaRuleEmitter::emitStore(LaunchOp store, StringRef name) {
+  Value value = store.getBody().front().getTerminator()->getOperand(0);
+  auto home = cast<BufferAttr>(
+      cast<ArrayAttr>(store->getAttr(kBuffersAttr))[0]);
+  os << "// Stores the new " << bufferName(rule, home) << " of rule '"
+     << commentText(rule.getSymName()) << "' where it is kept.\n";
+  os << "__global__ void __launch_bounds__(" << blockThreads << ") " << name
+     << "(const optgen::runtime::DeviceCall call, const " << ident
+     << "_slots slots,\n    const int64_t count) {\n";
+  printMember(os << "  ");
+  os << "  float *const workspace = call.workspace + member * "
+        "call.workspacePerMember;\n";
+  os << "  static_cast<void>(workspace);\n";
+  os << "  static_cast<void>(slots);\n";
+  std::string storage = storageOf(getBuffer(value));
+  os << "  const " << storage << " *const from = "
+     << pointerOf(getBuffer(value)) << ";\n";
+  os << "  float *const to = " << pointerOf(home) << ";\n";
+  os << "  for (int64_t k = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; "
+        "k < count;\n";
+  os << "       k += int64_t{gridDim.x} * blockDim.x)\n";
+  os << "    to[k] = "
+     << (storage == "float" ? std::string("from[k]")
+                            : loadedAs(storage, "from[k]"))
+     << ";\n";
+  os << "}\n\n";
 }
 
 std::string CudaRuleEmitter::hostScalar(Value value) {
@@ -1272,6 +1269,10 @@ CudaRuleEmitter::hostExtents(Value value) {
     auto yield =
         cast<YieldOp>(kernel.getBody().front().getTerminator());
     Value yielded = yield.getValues()[cast<OpResult>(value).getResultNumber()];
+    // What the launch computing it yields.
+    if (auto launch = yielded.getDefiningOp<LaunchOp>())
+      yielded = launch.getBody().front().getTerminator()->getOperand(
+          cast<OpResult>(yielded).getResultNumber());
     if (auto reduce = yielded.getDefiningOp<ReduceOp>())
       return reducedAlong(hostExtents(reduce.getInput()),
                           hostScalar(reduce.getAxis()));
@@ -1295,7 +1296,6 @@ void CudaRuleEmitter::printLaunches(KernelOp kernel, unsigned indent) {
       os << "  ";
     return os;
   };
-  const LaunchPlan &plan = plans.lookup(kernel);
   // An extent the host computes at run time (a ternary on an axis) is named
   // once, before the launches that pass it.
   auto named = [&](const std::string &extent, StringRef base) {
@@ -1310,55 +1310,66 @@ void CudaRuleEmitter::printLaunches(KernelOp kernel, unsigned indent) {
   std::string R = named(spaceRows, "rows");
   std::string C = named(spaceCols, "cols");
   std::string extents;
-  for (Value input : plan.openInputs) {
+  for (Value input : kernelOpenInputs.lookup(kernel)) {
     auto [rows, cols] = hostExtents(input);
     std::string rowsName = named(rows, "rows");
     std::string colsName = named(cols, "cols");
     extents += ", " + rowsName + ", " + colsName;
   }
-  auto launch = [&](const std::string &name, const std::string &grid) {
+  auto launch = [&](const std::string &name, const std::string &grid,
+                    const std::string &arguments) {
     line() << "optgen::runtime::launchKernel<" << name << ">(" << grid << ", "
-           << blockThreads << ", 0, call.stream, call, slots, " << R << ", "
-           << C << extents << ");\n";
+           << blockThreads << ", 0, call.stream, call, slots, " << arguments
+           << ");\n";
     line() << "OPTGEN_CUDA_CHECK(cudaGetLastError(), "
            << cppString("launching " + name) << ");\n";
   };
+  std::string shape = R + ", " + C + extents;
   std::string rowsGrid =
       "optgen::runtime::memberGrid(static_cast<unsigned>(" + R +
       "), call.members)";
-  std::string colsGrid = "optgen::runtime::memberGrid(static_cast<unsigned>((" + C + " + " +
-                         std::to_string(blockThreads - 1) + ") / " +
+  std::string colsGrid = "optgen::runtime::memberGrid(static_cast<unsigned>((" +
+                         C + " + " + std::to_string(blockThreads - 1) + ") / " +
                          std::to_string(blockThreads) + "), call.members)";
-  // The row and column passes first: each recomputes its slice of the
-  // body from the kernel's inputs, which the space pass may update in place
-  // (a state, a workspace slot): after it, they would read the updated
-  // values (nanochat's Muon computed its row norms from a momentum buffer
-  // updated twice). They write only their reductions, which no pass of the
-  // same kernel reads.
-  if (plan.axis) {
-    // Along the first axis a column reduces to one value.
-    std::string a = hostScalar(plan.axis);
-    line() << "if " << firstAxisTest(a) << " {\n";
-    ++indent;
-    launch(plan.name + "_cols", colsGrid);
-    --indent;
-    line() << "} else {\n";
-    ++indent;
-    launch(plan.name + "_rows", rowsGrid);
-    --indent;
-    line() << "}\n";
-  } else {
-    if (plan.rows)
-      launch(plan.name + "_rows", rowsGrid);
-    if (plan.cols)
-      launch(plan.name + "_cols", colsGrid);
+  // In the order optgen-split-launches gave them.
+  for (LaunchOp op : kernel.getBody().front().getOps<LaunchOp>()) {
+    std::string name = launchNames.lookup(op);
+    switch (op.getKind()) {
+    case LaunchKind::rows:
+      launch(name, rowsGrid, shape);
+      break;
+    case LaunchKind::cols:
+      launch(name, colsGrid, shape);
+      break;
+    case LaunchKind::lines:
+      // Along the first axis a column reduces to one value.
+      line() << "if " << firstAxisTest(hostScalar(op.getAxis())) << " {\n";
+      ++indent;
+      launch(name + "_cols", colsGrid, shape);
+      --indent;
+      line() << "} else {\n";
+      ++indent;
+      launch(name + "_rows", rowsGrid, shape);
+      --indent;
+      line() << "}\n";
+      break;
+    case LaunchKind::space: {
+      int64_t partials = partialsOf(op);
+      launch(name,
+             partials ? "optgen::runtime::memberGrid(" +
+                            std::to_string(partials) + ", call.members)"
+                      : "spaceGrid(" + R + " * " + C + ")",
+             shape);
+      break;
+    }
+    case LaunchKind::finish:
+      launch(name, "optgen::runtime::memberGrid(1, call.members)", shape);
+      break;
+    case LaunchKind::store:
+      launch(name, "spaceGrid(" + R + " * " + C + ")", R + " * " + C);
+      break;
+    }
   }
-  if (plan.space)
-    launch(plan.name, plan.partials ? "optgen::runtime::memberGrid(" + std::to_string(plan.partials) +
-                                          ", call.members)"
-                                    : "spaceGrid(" + R + " * " + C + ")");
-  if (plan.partials)
-    launch(plan.name + "_finish", "optgen::runtime::memberGrid(1, call.members)");
 }
 
 void CudaRuleEmitter::emitLaunch() {
@@ -1497,26 +1508,8 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
         line() << launch.ltrim() << "\n";
       continue;
     }
-    if (isa<UpdateOp>(op)) {
-      for (auto [index, store] : llvm::enumerate(stores)) {
-        auto [rows, cols] = hostExtents(store.first);
-        for (std::string *extent : {&rows, &cols})
-          if (StringRef(*extent).contains('?')) {
-            std::string name = hostNames.unique(extent == &rows ? "rows"
-                                                                : "cols");
-            line() << "const int64_t " << name << " = " << *extent << ";\n";
-            *extent = name;
-          }
-        std::string name = ident + "_store" + std::to_string(index);
-        line() << "optgen::runtime::launchKernel<" << name << ">(spaceGrid("
-               << rows << " * " << cols << "), " << blockThreads
-               << ", 0, call.stream, call, slots, " << rows << " * " << cols
-               << ");\n";
-        line() << "OPTGEN_CUDA_CHECK(cudaGetLastError(), "
-               << cppString("launching " + name) << ");\n";
-      }
+    if (isa<UpdateOp>(op))
       continue;
-    }
     if (auto gemm = dyn_cast<GemmOp>(op)) {
       std::optional<FileLineColLoc> file = fileLocation(gemm.getLoc());
       std::string where = options.specName + ":" +
@@ -1643,8 +1636,6 @@ LogicalResult CudaRuleEmitter::emit(RuleStepFunctions &step) {
   for (auto [i, kernel] : llvm::enumerate(kernels))
     if (failed(emitKernel(kernel, i)))
       return failure();
-  if (!elementwise)
-    emitStoreKernels();
   emitLaunch();
   step.launch = "launch_" + ident;
   return success();
