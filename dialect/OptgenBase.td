@@ -223,6 +223,46 @@ def Optgen_SlotAttr : AttrDef<Optgen_Dialect, "Slot"> {
   let genVerifyDecl = 1;
 }
 
+def Optgen_GridElements     : I32EnumAttrCase<"elements", 0>;
+def Optgen_GridRows         : I32EnumAttrCase<"rows", 1>;
+def Optgen_GridColumnBlocks : I32EnumAttrCase<"column_blocks", 2>;
+def Optgen_GridLines        : I32EnumAttrCase<"lines", 3>;
+def Optgen_GridMembers      : I32EnumAttrCase<"members", 4>;
+def Optgen_GridKind : I32EnumAttr<"GridKind",
+    "how many blocks a launch runs per member",
+    [Optgen_GridElements, Optgen_GridRows, Optgen_GridColumnBlocks,
+     Optgen_GridLines, Optgen_GridMembers]> {
+  let cppNamespace = "::optgen";
+}
+
+def Optgen_LaunchShapeAttr : AttrDef<Optgen_Dialect, "LaunchShape"> {
+  let mnemonic = "launch_shape";
+  let summary = "the grid and blocks of one launch";
+  let description = [{
+    Set on each `optgen.launch` by `optgen-assign-launch-shapes` from the
+    target description: `threads` per block, and per member a grid of
+    - `elements`: grid-stride blocks, as many as the member's elements
+      need at `per_thread` elements per thread and per pass (a vector
+      width), at least one and at most `max_blocks`; a space launch's full
+      reductions leave one partial sum per block, so its `max_blocks` is
+      what their partial-sums slots hold, and its finish combines as many
+      as ran;
+    - `rows`: a block per row; `column_blocks`: a thread per column;
+      `lines`: one of those two, as the launch's axis says at run time;
+    - `members`: one block.
+
+    Example: `#optgen.launch_shape<threads = 256, grid = elements,
+    max_blocks = 128, per_thread = 1>`,
+    `#optgen.launch_shape<threads = 256, grid = rows>`.
+  }];
+  let parameters = (ins "int64_t":$threads,
+                        EnumParameter<Optgen_GridKind>:$grid,
+                        DefaultValuedParameter<"int64_t", "0">:$max_blocks,
+                        DefaultValuedParameter<"int64_t", "1">:$per_thread);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Optgen_NonFinitePropagate : I32EnumAttrCase<"propagate", 0>;
 def Optgen_NonFiniteSkip      : I32EnumAttrCase<"skip", 1>;
 def Optgen_NonFinitePolicy : I32EnumAttr<"NonFinitePolicy",

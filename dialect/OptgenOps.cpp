@@ -1271,6 +1271,59 @@ static llvm::SmallSetVector<Attribute, 4> memoryRead(LaunchOp launch) {
   return read;
 }
 
+/// The grid a launch of each kind runs.
+static GridKind gridOf(LaunchKind kind) {
+  switch (kind) {
+  case LaunchKind::space:
+  case LaunchKind::store:
+    return GridKind::elements;
+  case LaunchKind::rows:
+    return GridKind::rows;
+  case LaunchKind::cols:
+    return GridKind::column_blocks;
+  case LaunchKind::lines:
+    return GridKind::lines;
+  case LaunchKind::finish:
+    return GridKind::members;
+  }
+  llvm_unreachable("every launch kind is handled");
+}
+
+/// `launch`'s shape fits its kind, and a space launch's blocks fit the
+/// partial-sums slots its full reductions write one value per block to.
+static LogicalResult verifyLaunchShape(LaunchOp launch, ArrayAttr buffers) {
+  LaunchShapeAttr shape = launch.getShapeAttr();
+  if (!shape)
+    return success();
+  if (shape.getGrid() != gridOf(launch.getKind()))
+    return launch.emitOpError("runs a grid of ")
+           << stringifyGridKind(shape.getGrid()) << ": a "
+           << stringifyLaunchKind(launch.getKind()) << " launch runs one of "
+           << stringifyGridKind(gridOf(launch.getKind()));
+  auto rule = launch->getParentOfType<RuleOp>();
+  auto workspace =
+      rule ? rule->getAttrOfType<ArrayAttr>(kWorkspaceAttr) : ArrayAttr();
+  if (launch.getKind() != LaunchKind::space || !buffers || !workspace)
+    return success();
+  Operation *yield = launch.getBody().front().getTerminator();
+  for (auto [value, buffer] : llvm::zip(yield->getOperands(), buffers)) {
+    auto reduce = value.getDefiningOp<ReduceOp>();
+    auto slot = dyn_cast<BufferAttr>(buffer);
+    if (!reduce || reduce.getAxis() || !slot ||
+        slot.getIndex() >= static_cast<int64_t>(workspace.size()))
+      continue;
+    auto dims = cast<SlotAttr>(workspace[slot.getIndex()]).getShape().getDims();
+    auto held = dims.size() == 1 ? dyn_cast<IntegerAttr>(dims[0]) : nullptr;
+    if (!held || held.getInt() < shape.getMaxBlocks())
+      return launch.emitOpError("runs up to ")
+             << shape.getMaxBlocks()
+             << " blocks, each leaving a partial sum, where the slot of "
+                "its full reduction holds "
+             << (held ? std::to_string(held.getInt()) : "other than a count");
+  }
+  return success();
+}
+
 LogicalResult LaunchOp::verify() {
   bool alongHostAxis = getKind() == LaunchKind::lines;
   if (alongHostAxis != static_cast<bool>(getAxis()))
@@ -1299,12 +1352,15 @@ LogicalResult LaunchOp::verify() {
     if (failed(verifyLaunchResult(*this, value)))
       return failure();
 
-  // Every launch of a kernel reads the memory before the kernel as it was:
-  // none may come after a launch that writes it.
   auto buffers = (*this)->getAttrOfType<ArrayAttr>(kBuffersAttr);
   if (buffers && buffers.size() != getNumResults())
     return emitOpError("has ") << buffers.size() << " buffers for "
                                << getNumResults() << " results";
+  if (failed(verifyLaunchShape(*this, buffers)))
+    return failure();
+
+  // Every launch of a kernel reads the memory before the kernel as it was:
+  // none may come after a launch that writes it.
   llvm::SmallSetVector<Attribute, 4> read = memoryRead(*this);
   for (Operation *earlier = (*this)->getPrevNode(); earlier;
        earlier = earlier->getPrevNode()) {

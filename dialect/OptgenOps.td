@@ -1185,6 +1185,8 @@ def Optgen_LaunchOp : Optgen_Op<"launch", [
     - `store`: copies the tensor it yields from its memory to where the
       rule's update keeps it.
 
+    `shape` (`optgen-assign-launch-shapes`) is its grid and blocks.
+
     The verifier rejects a launch that reads memory an earlier launch of its
     kernel writes: the kernel's body reads its inputs as they were before the
     kernel, and a launch after the one updating them in place would read the
@@ -1207,7 +1209,8 @@ def Optgen_LaunchOp : Optgen_Op<"launch", [
     } {optgen.buffers = [#optgen.buffer<workspace, 1>, #optgen.buffer<state, 0>]}
     ```
   }];
-  let arguments = (ins Optgen_LaunchKind:$kind, Optional<I64>:$axis);
+  let arguments = (ins Optgen_LaunchKind:$kind, Optional<I64>:$axis,
+                       OptionalAttr<Optgen_LaunchShapeAttr>:$shape);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$kind (`along` $axis^)? (`->` `(` type($results)^ `)`)? $body attr-dict";

@@ -131,6 +131,25 @@ SlotAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult
+LaunchShapeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t threads, GridKind grid, int64_t maxBlocks,
+                        int64_t perThread) {
+  if (threads < 1)
+    return emitError() << "a launch runs at least one thread per block";
+  if (grid == GridKind::elements) {
+    if (maxBlocks < 1 || perThread < 1)
+      return emitError() << "a grid over the elements has at least one "
+                            "block and one element per thread";
+    return success();
+  }
+  if (maxBlocks != 0 || perThread != 1)
+    return emitError() << "only a grid over the elements has max_blocks and "
+                          "per_thread: a " << stringifyGridKind(grid)
+                       << " grid's blocks follow the member's shape";
+  return success();
+}
+
+LogicalResult
 SymbolicTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
                    ArrayRef<Attribute> dims, Type elementType, bool anyRank) {
   if (anyRank && !dims.empty())

@@ -168,6 +168,22 @@ def SplitLaunches : Pass<"optgen-split-launches", "optgen::RuleOp"> {
   let dependentDialects = ["optgen::OptgenDialect"];
 }
 
+def AssignLaunchShapes : Pass<"optgen-assign-launch-shapes", "optgen::RuleOp"> {
+  let summary = "Decide the grid and blocks of every launch";
+  let description = [{
+    Sets `shape` (`#optgen.launch_shape`) on each `optgen.launch` from the
+    target description: its threads per block; a block per row, a thread
+    per column or one block per member as its kind says; and for a launch
+    over the elements, blocks sized from the member's elements at most the
+    description's `max_blocks_per_member` (an elementwise rule's kernels
+    moving `vector_width` elements per thread and pass), or, with full
+    reductions, at most the blocks their partial-sums slots hold (the
+    description's `reduction_blocks`): a small tensor's reduction runs the
+    few blocks it fills, and its finish combines only those.
+  }];
+  let dependentDialects = ["optgen::OptgenDialect"];
+}
+
 def AssignBuffers : Pass<"optgen-assign-buffers", "optgen::RuleOp"> {
   let summary = "Decide the memory of every tensor value of a rule";
   let description = [{

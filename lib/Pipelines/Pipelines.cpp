@@ -58,6 +58,7 @@ void optgen::buildLowerToLaunchesPipeline(OpPassManager &pm) {
   OpPassManager &rules = pm.nest<OptimizerOp>().nest<RuleOp>();
   rules.addPass(createPlaceScalars());
   rules.addPass(createSplitLaunches());
+  rules.addPass(createAssignLaunchShapes());
 }
 
 void optgen::registerOptgenPipelines() {

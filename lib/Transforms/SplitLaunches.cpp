@@ -71,7 +71,9 @@ FailureOr<SmallVector<LaunchPlan>> planLaunches(KernelOp kernel) {
         same->results.push_back(index);
         continue;
       }
-      lines.push_back({LaunchKind::lines, reduce.getAxis(), {index}});
+      lines.push_back({LaunchKind::lines,
+                       reduce.getAxis(),
+                       {static_cast<unsigned>(index)}});
       continue;
     }
     int64_t rank =
@@ -151,7 +153,7 @@ LogicalResult splitKernel(KernelOp kernel) {
       types.push_back(value.getType());
     }
     auto launch = builder.create<LaunchOp>(kernel.getLoc(), types, plan.kind,
-                                           plan.axis);
+                                           plan.axis, LaunchShapeAttr());
     launch->setAttr(kBuffersAttr, ArrayAttr::get(context, memory));
     Block *launchBody = new Block();
     launch.getBody().push_back(launchBody);
@@ -192,7 +194,8 @@ Value storeAt(UpdateOp update, Value value, BufferAttr home) {
   kernel->setAttr(kBuffersAttr, memory);
   builder.setInsertionPointToEnd(&kernel.getBody().emplaceBlock());
   auto launch = builder.create<LaunchOp>(update.getLoc(), value.getType(),
-                                         LaunchKind::store, Value());
+                                         LaunchKind::store, Value(),
+                                         LaunchShapeAttr());
   launch->setAttr(kBuffersAttr, memory);
   builder.create<YieldOp>(update.getLoc(), launch.getResults());
   OpBuilder::atBlockEnd(&launch.getBody().emplaceBlock())

@@ -193,3 +193,67 @@ module {
     }
   }
 }
+
+// -----
+
+// A launch's shape fits its kind, and a space launch leaves no more partial
+// sums than its full reductions' slots hold.
+module {
+  optgen.optimizer @o {
+    optgen.rule @r inputs ["p", "g"] attributes {optgen.workspace = [#optgen.slot<[m, 1], f32>]} {
+    ^bb0(%p: !optgen.tensor<[m, n], f32>, %g: !optgen.tensor<[m, n], f32>):
+      %c1 = optgen.constant 1 : i64
+      %0 = optgen.kernel -> (!optgen.tensor<[m, 1], f32>) {
+        // expected-error @+1 {{runs a grid of elements: a rows launch runs one of rows}}
+        %1 = optgen.launch rows -> (!optgen.tensor<[m, 1], f32>) {
+          %2 = optgen.reduce sum %g along %c1 : !optgen.tensor<[m, n], f32>
+          optgen.yield %2 : !optgen.tensor<[m, 1], f32>
+        } {optgen.buffers = [#optgen.buffer<workspace, 0>], shape = #optgen.launch_shape<threads = 256, grid = elements, max_blocks = 8>}
+        optgen.yield %1 : !optgen.tensor<[m, 1], f32>
+      } {optgen.buffers = [#optgen.buffer<workspace, 0>]}
+      optgen.update %p : !optgen.tensor<[m, n], f32>
+    }
+  }
+}
+
+// -----
+
+module {
+  optgen.optimizer @o {
+    optgen.rule @r inputs ["p", "g"] attributes {optgen.workspace = [#optgen.slot<[128], f32>, #optgen.slot<[], f32>]} {
+    ^bb0(%p: !optgen.tensor<[m, n], f32>, %g: !optgen.tensor<[m, n], f32>):
+      %0 = optgen.kernel -> (f32) {
+        // expected-error @+1 {{runs up to 1024 blocks, each leaving a partial sum, where the slot of its full reduction holds 128}}
+        %1 = optgen.launch space -> (f32) {
+          %2 = optgen.reduce sum %g {optgen.buffers = [#optgen.buffer<workspace, 0>]} : !optgen.tensor<[m, n], f32>
+          optgen.yield %2 : f32
+        } {optgen.buffers = [#optgen.buffer<workspace, 0>], shape = #optgen.launch_shape<threads = 256, grid = elements, max_blocks = 1024>}
+        %3 = optgen.launch finish -> (f32) {
+          optgen.yield %1 : f32
+        } {optgen.buffers = [#optgen.buffer<workspace, 1>]}
+        optgen.yield %3 : f32
+      } {optgen.buffers = [#optgen.buffer<workspace, 1>]}
+      optgen.update %p : !optgen.tensor<[m, n], f32>
+    }
+  }
+}
+
+// -----
+
+module {
+  optgen.optimizer @o {
+    optgen.rule @r inputs ["p", "g"] {
+    ^bb0(%p: !optgen.tensor<[m, n], f32>, %g: !optgen.tensor<[m, n], f32>):
+      %c0 = optgen.constant 0 : i64
+      %0 = optgen.kernel -> (!optgen.tensor<[1, n], f32>) {
+        %1 = optgen.launch cols -> (!optgen.tensor<[1, n], f32>) {
+          %2 = optgen.reduce sum %g along %c0 : !optgen.tensor<[m, n], f32>
+          optgen.yield %2 : !optgen.tensor<[1, n], f32>
+        // expected-error @+1 {{only a grid over the elements has max_blocks and per_thread: a column_blocks grid's blocks follow the member's shape}}
+        } {shape = #optgen.launch_shape<threads = 256, grid = column_blocks, max_blocks = 4>}
+        optgen.yield %1 : !optgen.tensor<[1, n], f32>
+      }
+      optgen.update %p : !optgen.tensor<[m, n], f32>
+    }
+  }
+}

@@ -130,7 +130,8 @@ cl::opt<Stage> emit(
                    "accumulator types and every tensor's buffer decided"),
         clEnumValN(Stage::Launches, "launches",
                    "executable after the optgen-lower-to-launches pipeline: "
-                   "how the target runs each rule (a GPU's host scalars)"),
+                   "how the target runs each rule (a GPU's host scalars, "
+                   "its kernels' launches and their grids)"),
         clEnumValN(Stage::Code, "code",
                    "the generated code for --target (the default with it)")),
     cl::sub(compileCommand), cl::cat(optgenCategory));

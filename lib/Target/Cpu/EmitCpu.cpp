@@ -152,39 +152,14 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
   // An update comments the copies it prints, if any.
   if (!isa<UpdateOp>(op))
     noteSource(op);
+  std::optional<std::string> read = printScalarRead(op);
+  if (!read)
+    return failure();
+  if (!read->empty()) {
+    exprs[op->getResult(0)] = *read;
+    return success();
+  }
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](HyperOp hyper) -> LogicalResult {
-        std::optional<uint64_t> offset = hyper.getOffset();
-        if (!offset)
-          return hyper.emitError("the CPU emitter needs the hyperparameters' "
-                                 "offsets; run --optgen-assign-hyper-offsets "
-                                 "first");
-        std::string name = names.unique(hyper.getName());
-        if (auto tuple = dyn_cast<TupleType>(hyper.getType())) {
-          // Elements are read by tuple_get; remember where they start.
-          exprs[hyper] = std::to_string(*offset);
-          return success();
-        }
-        line() << "const " << cType(hyper.getType()) << " " << name
-               << " = static_cast<" << cType(hyper.getType())
-               << ">(call.hypers[" << *offset << "]);\n";
-        exprs[hyper] = name;
-        return success();
-      })
-      .Case([&](TupleGetOp get) -> LogicalResult {
-        auto hyper = get.getTuple().getDefiningOp<HyperOp>();
-        if (!hyper)
-          return get.emitError("the CPU emitter reads tuples of hypers only");
-        int64_t offset = std::stoll(scalar(hyper)) + get.getIndex();
-        std::string name =
-            names.unique(hyper.getName().str() + "_" +
-                         std::to_string(get.getIndex()));
-        line() << "const " << cType(get.getType()) << " " << name
-               << " = static_cast<" << cType(get.getType())
-               << ">(call.hypers[" << offset << "]);\n";
-        exprs[get] = name;
-        return success();
-      })
       .Case([&](StateOp state) {
         SmallVector<StateOp> all = getRuleStates(currentRule);
         size_t index = llvm::find(all, state) - all.begin();
@@ -203,28 +178,6 @@ LogicalResult RuleEmitter::emitOp(Operation *op) {
       })
       .Case([&](StepOp step) {
         exprs[step] = "call.step";
-        return success();
-      })
-      .Case([&](GlobalValueOp global) {
-        auto optimizer = global->getParentOfType<OptimizerOp>();
-        int64_t index = 0;
-        for (GlobalOp g : optimizer.getBlock().getOps<GlobalOp>()) {
-          if (g.getSymName() == global.getGlobal())
-            break;
-          ++index;
-        }
-        std::string name = nameFor(global, "global");
-        line() << "const float " << name << " = call.globals[" << index
-               << "];\n";
-        exprs[global] = name;
-        return success();
-      })
-      .Case([&](ConstantOp constant) -> LogicalResult {
-        std::string expr = constantExpression(constant.getValue());
-        if (expr.empty())
-          return constant.emitError("the CPU emitter cannot print ")
-                 << constant.getValue();
-        exprs[constant] = expr;
         return success();
       })
       .Case([&](DimOp dim) {

@@ -18,15 +18,16 @@
 //  - elementwise rules (`*` parameters) step members of any shapes: one
 //    grid-stride loop per kernel over each member's elements, with 16-byte
 //    vectors where the member's pointers allow them;
-//  - other rules step members of one shape (rows x cols on the host): a
-//    kernel over its iteration space reads broadcast inputs by index, keeps
-//    its temporaries in the workspace slots the IR gave them, and computes
-//    reductions deterministically: a full reduction as one partial sum per
-//    block (the IR's partials slot) and a second launch summing them in a
-//    fixed order into the result's slot; a reduction along an axis as one
-//    launch per reduced row (a block) or column (a thread).
-// What a rule needs beyond that (matrix products, control flow, reductions
-// along an axis known only at run time) is an error at the op that needs it.
+//  - other rules step members of one shape (rows x cols on the host): each
+//    `optgen.launch` of a kernel (optgen-split-launches decided them, and
+//    optgen-assign-launch-shapes their grids) is a CUDA kernel over its
+//    space, its rows or its columns that reads broadcast inputs by index,
+//    keeps its temporaries in the workspace slots the IR gave them, and
+//    reduces deterministically (a full reduction as one partial sum per
+//    block, finished in a fixed order by its `finish` launch).
+// The host part prints the rule's matrix products, table loops and branches
+// around the launches; what the printer does not print is an error at the
+// op that needs it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,14 +75,12 @@ enum class Pass { Space, Rows, Cols };
 
 class CudaRuleEmitter {
 public:
-  CudaRuleEmitter(raw_ostream &os, const EmitOptions &options,
-                  TargetAttr target, RuleOp rule,
+  CudaRuleEmitter(raw_ostream &os, const EmitOptions &options, RuleOp rule,
                   std::vector<std::string> &tables)
-      : os(os), options(options), blockThreads(target.getThreadsPerBlock()),
-        vectorWidth(target.getVectorWidth()),
-        maxBlocksPerMember(target.getMaxBlocksPerMember()), rule(rule),
+      : os(os), options(options), rule(rule),
         ident(legalIdentifier(rule.getSymName())),
-        elementwise(isElementwiseRule(rule)), tables(tables) {}
+        elementwise(isElementwiseRule(rule)), tables(tables),
+        host(os, options.specName, options.sourceLine) {}
 
   /// Prints the rule's kernels and its launch function, and names the
   /// latter in `step`.
@@ -90,10 +89,6 @@ public:
 private:
   raw_ostream &os;
   const EmitOptions &options;
-  /// The target description's launch constants: threads per block of every
-  /// kernel, f32 elements a thread moves per vectorised access, and the
-  /// most blocks per member of a grid-stride launch.
-  int64_t blockThreads, vectorWidth, maxBlocksPerMember;
   RuleOp rule;
   std::string ident;
   /// Members of any shapes (elementwise), or of one shape.
@@ -113,7 +108,9 @@ private:
   /// The host expressions of the scalars the launch function computes
   /// (those optgen-place-scalars marked optgen.on_host).
   llvm::DenseMap<Value, std::string> hostExprs;
-  NameTable hostNames;
+  /// The launch function's statements: its names, indentation and spec
+  /// lines.
+  StatementPrinter host;
 
   LogicalResult check();
   LogicalResult checkBlock(Block &block);
@@ -135,14 +132,10 @@ private:
   LogicalResult emitElementwiseKernel(KernelOp kernel, StringRef name);
   LogicalResult emitShapedKernel(KernelOp kernel, StringRef name);
   /// A finish launch: the full reductions' partial sums combined.
-  LogicalResult emitFinish(LaunchOp finish, StringRef name,
-                           StringRef extentParams);
+  void emitFinish(LaunchOp finish, StringRef name, StringRef extentParams);
   /// A store launch: a new parameter or state copied where it is kept.
   void emitStore(LaunchOp store, StringRef name);
-  /// The partial sums a full reduction's slot holds per member, and those
-  /// of a space launch's full reductions (0 without).
-  int64_t partialsIn(Attribute slot);
-  int64_t partialsOf(LaunchOp space);
+
   void emitLaunch();
   /// The launch function's statements for `block`: host scalars, kernel
   /// launches, matrix products, loops, branches, copies between buffers.
@@ -176,19 +169,13 @@ LogicalResult CudaRuleEmitter::checkBlock(Block &block) {
   for (Operation &op : block) {
     LogicalResult result =
         llvm::TypeSwitch<Operation *, LogicalResult>(&op)
-            .Case([&](HyperOp hyper) -> LogicalResult {
-              if (!hyper.getOffset())
-                return hyper.emitError(
-                    "the CUDA printer needs the hyperparameters' offsets; "
-                    "run --optgen-assign-hyper-offsets first");
-              return success();
-            })
             .Case([&](StateOp state) -> LogicalResult {
               if (!isTensor(state))
                 return unsupported(state, "a scalar state");
               return success();
             })
-            .Case<TupleGetOp, ConstantOp, StepOp, GlobalValueOp, YieldOp>(
+            .Case<HyperOp, TupleGetOp, ConstantOp, StepOp, GlobalValueOp,
+                  YieldOp>(
                 [](Operation *) { return success(); })
             .Case<DimOp, NumelOp, NDimOp>([&](Operation *query) {
               if (elementwise)
@@ -310,6 +297,15 @@ LogicalResult CudaRuleEmitter::checkKernel(KernelOp kernel) {
                                "one launch over its space");
 
   for (LaunchOp launch : launches) {
+    LaunchShapeAttr shape = launch.getShapeAttr();
+    if (!shape)
+      return launch.emitError("the CUDA printer needs the launch's shape; run "
+                              "--optgen-assign-launch-shapes first");
+    // An elementwise kernel moves float4 vectors (and its remainder one
+    // float at a time).
+    if (elementwise && shape.getPerThread() != 4)
+      return unsupported(launch, "an elementwise kernel moving other than 4 "
+                                 "floats per thread");
     for (Operation &op : launch.getBody().front()) {
       if (isa<YieldOp>(op))
         continue;
@@ -498,19 +494,6 @@ LogicalResult CudaRuleEmitter::emitKernel(KernelOp kernel, unsigned index) {
                      : emitShapedKernel(kernel, name);
 }
 
-/// Where `global`'s value is in DeviceCall::globals: its global's place
-/// among the optimizer's.
-int64_t globalIndex(GlobalValueOp global) {
-  int64_t index = 0;
-  for (GlobalOp g :
-       global->getParentOfType<OptimizerOp>().getBlock().getOps<GlobalOp>()) {
-    if (g.getSymName() == global.getGlobal())
-      break;
-    ++index;
-  }
-  return index;
-}
-
 /// Prints the prologue of a kernel: its scalars, per thread, from device
 /// memory (hyperparameters, step counts, globals, earlier kernels' results)
 /// and the members' shapes.
@@ -520,50 +503,20 @@ LogicalResult emitPrologue(BodyPrinter &p, RuleOp rule, KernelOp kernel,
                            llvm::function_ref<std::string(Value, Value)> dim,
                            llvm::function_ref<std::string(Value)> numel) {
   for (Operation *op : scalarSlice(rule, kernel, ops)) {
+    std::optional<std::string> read = p.printScalarRead(op);
+    if (!read)
+      return failure();
+    if (!read->empty()) {
+      p.exprs[op->getResult(0)] = *read;
+      continue;
+    }
     LogicalResult result =
         llvm::TypeSwitch<Operation *, LogicalResult>(op)
-            .Case([&](ConstantOp constant) {
-              p.exprs[constant] = constantExpression(constant.getValue());
-              return success();
-            })
-            .Case([&](HyperOp hyper) {
-              if (isa<TupleType>(hyper.getType())) {
-                p.exprs[hyper] = std::to_string(*hyper.getOffset());
-                return success();
-              }
-              p.noteSource(hyper);
-              std::string name = p.names.unique(hyper.getName());
-              p.line() << "const " << cType(hyper.getType()) << " " << name
-                       << " = static_cast<" << cType(hyper.getType())
-                       << ">(call.hypers[" << *hyper.getOffset() << "]);\n";
-              p.exprs[hyper] = name;
-              return success();
-            })
-            .Case([&](TupleGetOp get) {
-              auto hyper = get.getTuple().getDefiningOp<HyperOp>();
-              p.noteSource(hyper);
-              int64_t offset = *hyper.getOffset() + get.getIndex();
-              std::string name = p.names.unique(
-                  hyper.getName().str() + "_" + std::to_string(get.getIndex()));
-              p.line() << "const " << cType(get.getType()) << " " << name
-                       << " = static_cast<" << cType(get.getType())
-                       << ">(call.hypers[" << offset << "]);\n";
-              p.exprs[get] = name;
-              return success();
-            })
             .Case([&](StepOp step) {
               std::string name = p.names.unique("step");
               p.line() << "const int64_t " << name
                        << " = call.steps[member];\n";
               p.exprs[step] = name;
-              return success();
-            })
-            .Case([&](GlobalValueOp global) {
-              p.noteSource(global);
-              std::string name = p.nameFor(global, "global");
-              p.line() << "const float " << name << " = call.globals["
-                       << globalIndex(global) << "];\n";
-              p.exprs[global] = name;
               return success();
             })
             .Case([&](KernelOp earlier) {
@@ -630,6 +583,44 @@ std::string bufferName(RuleOp rule, BufferAttr buffer) {
   return "slot" + std::to_string(buffer.getIndex());
 }
 
+/// The blocks per member of a launch over `elements` elements with
+/// `shape`'s grid over the elements, as an expression on host and device.
+static std::string strideBlocks(LaunchShapeAttr shape,
+                                const std::string &elements) {
+  return "optgen::runtime::strideBlocks(" + elements + ", " +
+         std::to_string(shape.getThreads() * shape.getPerThread()) + ", " +
+         std::to_string(shape.getMaxBlocks()) + ")";
+}
+
+/// The host's grid for a launch of `shape` (optgen-assign-launch-shapes')
+/// running `grid` (its own, or one of a `lines` launch's two) over members
+/// of `rows` x `cols` elements.
+static std::string gridOf(LaunchShapeAttr shape, GridKind grid,
+                          const std::string &rows, const std::string &cols) {
+  std::string blocks;
+  switch (grid) {
+  case GridKind::elements:
+    blocks = strideBlocks(shape, rows + " * " + cols);
+    break;
+  case GridKind::rows:
+    blocks = rows;
+    break;
+  case GridKind::column_blocks: {
+    int64_t threads = shape.getThreads();
+    blocks = "(" + cols + " + " + std::to_string(threads - 1) + ") / " +
+             std::to_string(threads);
+    break;
+  }
+  case GridKind::lines:
+    llvm_unreachable("a lines launch runs a rows or a column_blocks grid");
+  case GridKind::members:
+    blocks = "1";
+    break;
+  }
+  return "optgen::runtime::memberGrid(static_cast<unsigned>(" + blocks +
+         "), call.members)";
+}
+
 /// Tensors a kernel reads from above, in order of first use.
 llvm::SetVector<Value> kernelInputs(KernelOp kernel) {
   llvm::SetVector<Value> inputs;
@@ -645,11 +636,12 @@ llvm::SetVector<Value> kernelInputs(KernelOp kernel) {
 LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
                                                      StringRef kernelName) {
   // Its one launch, over the members' elements (checkKernel).
-  Block &body = (*kernel.getBody().front().getOps<LaunchOp>().begin())
-                    .getBody()
-                    .front();
+  LaunchOp launch = *kernel.getBody().front().getOps<LaunchOp>().begin();
+  Block &body = launch.getBody().front();
+  LaunchShapeAttr shape = launch.getShapeAttr();
+  const int64_t vectorWidth = shape.getPerThread();
   BodyPrinter p(os, options);
-  os << "__global__ void __launch_bounds__(" << blockThreads << ") "
+  os << "__global__ void __launch_bounds__(" << shape.getThreads() << ") "
      << kernelName << "(const optgen::runtime::DeviceCall call) {\n";
   printMember(p.line());
   p.line() << "const int64_t n = call.numels[member];\n";
@@ -793,8 +785,10 @@ LogicalResult CudaRuleEmitter::emitElementwiseKernel(KernelOp kernel,
   os << "}\n\n";
 
   llvm::raw_string_ostream ls(launches[kernel]);
-  ls << "  optgen::runtime::launchKernel<" << kernelName << ">(grid, "
-     << blockThreads << ", 0, call.stream, call);\n";
+  ls << "  optgen::runtime::launchKernel<" << kernelName
+     << ">(optgen::runtime::memberGrid(static_cast<unsigned>("
+     << strideBlocks(shape, "call.maxNumel") << "), call.members), "
+     << shape.getThreads() << ", 0, call.stream, call);\n";
   ls << "  OPTGEN_CUDA_CHECK(cudaGetLastError(), "
      << cppString(("launching " + kernelName).str()) << ");\n";
   return success();
@@ -839,8 +833,9 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
           buffers[llvm::find(yield.getValues(), yielded) -
                   yield.getValues().begin()]);
     };
+    const int64_t threads = launch.getShapeAttr().getThreads();
     BodyPrinter p(os, options);
-    os << "__global__ void __launch_bounds__(" << blockThreads << ") " << name
+    os << "__global__ void __launch_bounds__(" << threads << ") " << name
        << "(const optgen::runtime::DeviceCall call, const " << ident
        << "_slots slots,\n    const int64_t R, const int64_t C" << extentParams
        << ") {\n";
@@ -1058,7 +1053,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
       switch (pass) {
       case Pass::Space: {
         std::string partial = pointerOf(bufferOf(reduce.getResult()));
-        p.line() << acc << " = optgen::runtime::blockReduce<" << blockThreads
+        p.line() << acc << " = optgen::runtime::blockReduce<" << threads
                  << ">(" << acc << ", " << combine(reduce) << "());\n";
         p.line() << "if (threadIdx.x == 0)\n";
         p.line() << "  " << partial << "[blockIdx.x] = " << acc << ";\n";
@@ -1067,7 +1062,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
       case Pass::Rows: {
         BufferAttr buffer = bufferOf(reduce.getResult());
         std::string out = pointerFor(buffer);
-        p.line() << acc << " = optgen::runtime::blockReduce<" << blockThreads
+        p.line() << acc << " = optgen::runtime::blockReduce<" << threads
                  << ">(" << acc << ", " << combine(reduce) << "());\n";
         p.line() << "if (threadIdx.x == 0)\n";
         p.line() << "  " << out << "[i] = "
@@ -1122,8 +1117,7 @@ LogicalResult CudaRuleEmitter::emitShapedKernel(KernelOp kernel,
       break;
     case LaunchKind::finish:
       launchNames[launch] = name += "_finish";
-      if (failed(emitFinish(launch, name, extentParams)))
-        return failure();
+      emitFinish(launch, name, extentParams);
       break;
     case LaunchKind::store:
       launchNames[launch] = name;
@@ -1140,47 +1134,29 @@ static LaunchOp spaceLaunchOf(LaunchOp finish) {
       finish.getBody().front().getTerminator()->getOperand(0).getDefiningOp());
 }
 
-int64_t CudaRuleEmitter::partialsIn(Attribute slot) {
-  auto shape = cast<SlotAttr>(workspace[cast<BufferAttr>(slot).getIndex()])
-                   .getShape();
-  return cast<IntegerAttr>(shape.getDims()[0]).getInt();
-}
-
-int64_t CudaRuleEmitter::partialsOf(LaunchOp space) {
-  auto buffers = space->getAttrOfType<ArrayAttr>(kBuffersAttr);
-  Operation *yield = space.getBody().front().getTerminator();
-  for (auto [value, buffer] : llvm::zip(yield->getOperands(), buffers)) {
-    auto reduce = value.getDefiningOp<ReduceOp>();
-    if (reduce && !reduce.getAxis())
-      return partialsIn(buffer);
-  }
-  return 0;
-}
-
-LogicalResult CudaRuleEmitter::emitFinish(LaunchOp finish, StringRef name,
-                                          StringRef extentParams) {
-  // Per member, the space launch's blocks' partial sums in a fixed order,
-  // finished into the result's slot.
+void CudaRuleEmitter::emitFinish(LaunchOp finish, StringRef name,
+                                 StringRef extentParams) {
+  // Per member, the partial sums of the blocks the space launch ran (as
+  // many as its grid over R x C elements had), in a fixed order, finished
+  // into the result's slot.
   LaunchOp space = spaceLaunchOf(finish);
-  int64_t partials = partialsOf(space);
+  int64_t threads = finish.getShapeAttr().getThreads();
   auto spaceBuffers = space->getAttrOfType<ArrayAttr>(kBuffersAttr);
   auto buffers = finish->getAttrOfType<ArrayAttr>(kBuffersAttr);
-  os << "__global__ void __launch_bounds__(" << blockThreads << ") " << name
+  os << "__global__ void __launch_bounds__(" << threads << ") " << name
      << "(const optgen::runtime::DeviceCall call, const " << ident
      << "_slots slots,\n    const int64_t R, const int64_t C" << extentParams
      << ") {\n";
   printMember(os << "  ");
   os << "  float *const workspace = call.workspace + member * "
         "call.workspacePerMember;\n";
-  os << "  static_cast<void>(R);\n  static_cast<void>(C);\n";
+  os << "  const int64_t blocks = "
+     << strideBlocks(space.getShapeAttr(), "R * C") << ";\n";
   Operation *yield = finish.getBody().front().getTerminator();
   for (auto [index, value] : llvm::enumerate(yield->getOperands())) {
     unsigned at = cast<OpResult>(value).getResultNumber();
     auto reduce = cast<ReduceOp>(
         space.getBody().front().getTerminator()->getOperand(at).getDefiningOp());
-    if (partialsIn(spaceBuffers[at]) != partials)
-      return unsupported(reduce, "full reductions of one kernel with "
-                                 "different numbers of partial sums");
     std::string partial = pointerOf(cast<BufferAttr>(spaceBuffers[at]));
     std::string combineWith = reduce.getKind() == ReduceKind::max
                                   ? "optgen::runtime::Max"
@@ -1191,11 +1167,10 @@ LogicalResult CudaRuleEmitter::emitFinish(LaunchOp finish, StringRef name,
     os << "    float " << acc << " = "
        << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f")
        << ";\n";
-    os << "    for (int b = threadIdx.x; b < " << partials
-       << "; b += blockDim.x)\n";
+    os << "    for (int64_t b = threadIdx.x; b < blocks; b += blockDim.x)\n";
     os << "      " << acc << " = " << combineWith << "()(" << acc << ", "
        << partial << "[b]);\n";
-    os << "    " << acc << " = optgen::runtime::blockReduce<" << blockThreads
+    os << "    " << acc << " = optgen::runtime::blockReduce<" << threads
        << ">(" << acc << ", " << combineWith << "());\n";
     std::string v = acc;
     if (reduce.getKind() == ReduceKind::mean)
@@ -1208,7 +1183,6 @@ LogicalResult CudaRuleEmitter::emitFinish(LaunchOp finish, StringRef name,
     os << "  }\n";
   }
   os << "}\n\n";
-  return success();
 }
 
 void CudaRuleEmitter::emitStore(LaunchOp store, StringRef name) {
@@ -1217,7 +1191,8 @@ void CudaRuleEmitter::emitStore(LaunchOp store, StringRef name) {
       cast<ArrayAttr>(store->getAttr(kBuffersAttr))[0]);
   os << "// Stores the new " << bufferName(rule, home) << " of rule '"
      << commentText(rule.getSymName()) << "' where it is kept.\n";
-  os << "__global__ void __launch_bounds__(" << blockThreads << ") " << name
+  os << "__global__ void __launch_bounds__("
+     << store.getShapeAttr().getThreads() << ") " << name
      << "(const optgen::runtime::DeviceCall call, const " << ident
      << "_slots slots,\n    const int64_t count) {\n";
   printMember(os << "  ");
@@ -1292,16 +1267,15 @@ CudaRuleEmitter::spaceExtents(KernelOp kernel) {
 
 void CudaRuleEmitter::printLaunches(KernelOp kernel, unsigned indent) {
   auto line = [&]() -> raw_ostream & {
-    for (unsigned i = 0; i < indent; ++i)
-      os << "  ";
-    return os;
+    host.indent = indent;
+    return host.line();
   };
   // An extent the host computes at run time (a ternary on an axis) is named
   // once, before the launches that pass it.
   auto named = [&](const std::string &extent, StringRef base) {
     if (!StringRef(extent).contains('?'))
       return extent;
-    std::string name = hostNames.unique(base);
+    std::string name = host.names.unique(base);
     line() << "const int64_t " << name << " = " << extent << ";\n";
     return name;
   };
@@ -1316,59 +1290,34 @@ void CudaRuleEmitter::printLaunches(KernelOp kernel, unsigned indent) {
     std::string colsName = named(cols, "cols");
     extents += ", " + rowsName + ", " + colsName;
   }
-  auto launch = [&](const std::string &name, const std::string &grid,
-                    const std::string &arguments) {
-    line() << "optgen::runtime::launchKernel<" << name << ">(" << grid << ", "
-           << blockThreads << ", 0, call.stream, call, slots, " << arguments
+  std::string shape = R + ", " + C + extents;
+  auto launch = [&](LaunchOp op, const std::string &name, GridKind grid) {
+    line() << "optgen::runtime::launchKernel<" << name << ">("
+           << gridOf(op.getShapeAttr(), grid, R, C) << ", "
+           << op.getShapeAttr().getThreads() << ", 0, call.stream, call, "
+           << "slots, "
+           << (op.getKind() == LaunchKind::store ? R + " * " + C : shape)
            << ");\n";
     line() << "OPTGEN_CUDA_CHECK(cudaGetLastError(), "
            << cppString("launching " + name) << ");\n";
   };
-  std::string shape = R + ", " + C + extents;
-  std::string rowsGrid =
-      "optgen::runtime::memberGrid(static_cast<unsigned>(" + R +
-      "), call.members)";
-  std::string colsGrid = "optgen::runtime::memberGrid(static_cast<unsigned>((" +
-                         C + " + " + std::to_string(blockThreads - 1) + ") / " +
-                         std::to_string(blockThreads) + "), call.members)";
   // In the order optgen-split-launches gave them.
   for (LaunchOp op : kernel.getBody().front().getOps<LaunchOp>()) {
     std::string name = launchNames.lookup(op);
-    switch (op.getKind()) {
-    case LaunchKind::rows:
-      launch(name, rowsGrid, shape);
-      break;
-    case LaunchKind::cols:
-      launch(name, colsGrid, shape);
-      break;
-    case LaunchKind::lines:
-      // Along the first axis a column reduces to one value.
-      line() << "if " << firstAxisTest(hostScalar(op.getAxis())) << " {\n";
-      ++indent;
-      launch(name + "_cols", colsGrid, shape);
-      --indent;
-      line() << "} else {\n";
-      ++indent;
-      launch(name + "_rows", rowsGrid, shape);
-      --indent;
-      line() << "}\n";
-      break;
-    case LaunchKind::space: {
-      int64_t partials = partialsOf(op);
-      launch(name,
-             partials ? "optgen::runtime::memberGrid(" +
-                            std::to_string(partials) + ", call.members)"
-                      : "spaceGrid(" + R + " * " + C + ")",
-             shape);
-      break;
+    if (op.getKind() != LaunchKind::lines) {
+      launch(op, name, op.getShapeAttr().getGrid());
+      continue;
     }
-    case LaunchKind::finish:
-      launch(name, "optgen::runtime::memberGrid(1, call.members)", shape);
-      break;
-    case LaunchKind::store:
-      launch(name, "spaceGrid(" + R + " * " + C + ")", R + " * " + C);
-      break;
-    }
+    // Along the first axis a column reduces to one value.
+    line() << "if " << firstAxisTest(hostScalar(op.getAxis())) << " {\n";
+    ++indent;
+    launch(op, name + "_cols", GridKind::column_blocks);
+    --indent;
+    line() << "} else {\n";
+    ++indent;
+    launch(op, name + "_rows", GridKind::rows);
+    --indent;
+    line() << "}\n";
   }
 }
 
@@ -1381,28 +1330,11 @@ void CudaRuleEmitter::emitLaunch() {
   os << "void launch_" << ident
      << "(const optgen::runtime::DeviceCall &call) {\n";
   os << "  if (call.members == 0)\n    return;\n";
-  if (elementwise) {
-    os << "  const int64_t perBlock = int64_t{" << blockThreads << "} * "
-       << vectorWidth << ";\n";
-    os << "  const dim3 grid = optgen::runtime::memberGrid("
-          "static_cast<unsigned>(std::clamp<int64_t>("
-          "(call.maxNumel + perBlock - 1) / perBlock, 1, "
-       << maxBlocksPerMember << ")),\n"
-       << "                                                   call.members);\n";
-  } else {
+  if (!elementwise) {
     os << "  " << ident << "_slots slots{};\n";
     if (!workspace.empty())
       os << "  workspace_layout_" << ident
          << "(call.rows, call.cols, slots.at);\n";
-    os << "  // A grid-stride launch over `elements` of every member.\n";
-    os << "  auto spaceGrid = [&](int64_t elements) {\n";
-    os << "    return optgen::runtime::memberGrid(static_cast<unsigned>("
-          "std::clamp<int64_t>((elements + "
-       << blockThreads - 1 << ") / " << blockThreads << ", 1, "
-       << maxBlocksPerMember << ")),\n"
-       << "                                       call.members);\n";
-    os << "  };\n";
-    os << "  static_cast<void>(spaceGrid);\n";
   }
   emitHostBlock(rule.getBlock(), 1);
   os << "}\n\n";
@@ -1424,13 +1356,11 @@ std::string CudaRuleEmitter::matricesOf(Value value) {
 
 void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
   auto line = [&]() -> raw_ostream & {
-    for (unsigned i = 0; i < indent; ++i)
-      os << "  ";
-    return os;
+    host.indent = indent;
+    return host.line();
   };
   auto nameFor = [&](Value value, StringRef fallback) {
-    std::optional<StringRef> spec = specName(value);
-    return hostNames.unique(spec ? *spec : fallback);
+    return host.nameFor(value, fallback);
   };
   // Copies a batch of `from`'s matrices into `to`'s buffer, unless the IR
   // put them there already.
@@ -1442,31 +1372,15 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
   };
   for (Operation &op : block) {
     if (op.hasAttr(kOnHostAttr)) {
+      // Integer hyperparameters the host reads from its own copy.
+      host.indent = indent;
+      std::optional<std::string> read =
+          host.printScalarRead(&op, "call.hostHypers");
+      if (read && !read->empty()) {
+        hostExprs[op.getResult(0)] = *read;
+        continue;
+      }
       llvm::TypeSwitch<Operation *>(&op)
-          .Case([&](ConstantOp constant) {
-            hostExprs[constant] = constantExpression(constant.getValue());
-          })
-          .Case([&](HyperOp hyper) {
-            if (isa<TupleType>(hyper.getType())) {
-              hostExprs[hyper] = std::to_string(*hyper.getOffset());
-              return;
-            }
-            std::string name = hostNames.unique(hyper.getName());
-            line() << "const " << cType(hyper.getType()) << " " << name
-                   << " = static_cast<" << cType(hyper.getType())
-                   << ">(call.hostHypers[" << *hyper.getOffset() << "]);\n";
-            hostExprs[hyper] = name;
-          })
-          .Case([&](TupleGetOp get) {
-            auto hyper = get.getTuple().getDefiningOp<HyperOp>();
-            std::string name = hostNames.unique(
-                hyper.getName().str() + "_" + std::to_string(get.getIndex()));
-            line() << "const " << cType(get.getType()) << " " << name
-                   << " = static_cast<" << cType(get.getType())
-                   << ">(call.hostHypers["
-                   << *hyper.getOffset() + get.getIndex() << "]);\n";
-            hostExprs[get] = name;
-          })
           .Case([&](DimOp query) {
             auto type = cast<SymbolicTensorType>(query.getInput().getType());
             auto [r, c] = hostExtents(query.getInput());
@@ -1488,11 +1402,7 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
             SmallVector<std::string> operands;
             for (Value v : math->getOperands())
               operands.push_back(hostExprs.lookup(v));
-            Value result = math->getResult(0);
-            std::string name = nameFor(result, "s");
-            line() << "const " << cType(result.getType()) << " " << name
-                   << " = " << elementExpression(math, operands) << ";\n";
-            hostExprs[result] = name;
+            hostExprs[math->getResult(0)] = host.printMath(math, operands, "s");
           });
       continue;
     }
@@ -1517,9 +1427,9 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
       line() << "// " << where << ": a matrix product per member.\n";
       // The operands' names must not hide the spec's scalars (a table's
       // a, b, c are the scales).
-      std::string lhs = hostNames.unique("lhs"), rhs = hostNames.unique("rhs"),
-                  addend = hostNames.unique("addend"),
-                  out = hostNames.unique("product");
+      std::string lhs = host.names.unique("lhs"), rhs = host.names.unique("rhs"),
+                  addend = host.names.unique("addend"),
+                  out = host.names.unique("product");
       line() << "{\n";
       line() << "  const optgen::runtime::DeviceMatrices " << lhs
              << matricesOf(gemm.getA()) << ";\n";
@@ -1564,7 +1474,7 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
       int64_t rows = cast<ShapedType>(loop.getTable().getType()).getDimSize(0);
       for (auto [init, result] : llvm::zip(loop.getInits(), loop.getResults()))
         copy(init, result);
-      std::string row = hostNames.unique("row");
+      std::string row = host.names.unique("row");
       line() << "for (int64_t " << row << " = 0; " << row
              << " < std::min<int64_t>(" << hostExprs.lookup(loop.getCount())
              << ", " << rows << "); ++" << row << ") {\n";
@@ -1573,7 +1483,7 @@ void CudaRuleEmitter::emitHostBlock(Block &block, unsigned indent) {
         if (value.use_empty())
           continue;
         std::string name =
-            hostNames.unique(std::string(1, static_cast<char>('a' + c % 26)));
+            host.names.unique(std::string(1, static_cast<char>('a' + c % 26)));
         line() << "  const float " << name << " = " << table << "[" << row
                << "][" << c << "];\n";
         hostExprs[value] = name;
@@ -1814,7 +1724,7 @@ LogicalResult optgen::emitCuda(OptimizerOp optimizer,
       optimizer, options, spelling,
       [&](RuleOp rule, raw_ostream &os, std::vector<std::string> &tables,
           RuleStepFunctions &step) {
-        return CudaRuleEmitter(os, options, *target, rule, tables).emit(step);
+        return CudaRuleEmitter(os, options, rule, tables).emit(step);
       },
       [&](OptimizerOp optimizer, raw_ostream &os, std::vector<std::string> &,
           GlobalsFunctions &globals) {

@@ -48,7 +48,7 @@ optgen.optimizer @no_buffers {
 
 // -----
 
-// CHECK: offset :8:11: error: the CPU emitter needs the hyperparameters' offsets; run --optgen-assign-hyper-offsets first
+// CHECK: offset :8:11: error: generated code reads hyperparameters at their offsets; run --optgen-assign-hyper-offsets first
 module attributes {optgen.target = #optgen.target<name = "cpu", kind = host, accumulator = f64, max_loop_versions = 8, parallel_elements = 65536, supports = "shard_groups | skip_nonfinite">} {
 optgen.optimizer @no_offsets {
   optgen.rule @sgd inputs ["p", "g"] attributes {optgen.workspace = []} {

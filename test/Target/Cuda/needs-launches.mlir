@@ -22,7 +22,7 @@ module attributes {optgen.target = #optgen.target<name = "cuda", kind = device, 
           %l = optgen.launch space -> (!optgen.tensor<[m, n], f32>) {
             %10 = optgen.mul %g, %1 : !optgen.tensor<[m, n], f32>, i64
             optgen.yield %10 : !optgen.tensor<[m, n], f32>
-          } {optgen.buffers = [#optgen.buffer<workspace, 0>]}
+          } {optgen.buffers = [#optgen.buffer<workspace, 0>], shape = #optgen.launch_shape<threads = 256, grid = elements, max_blocks = 1024>}
           optgen.yield %l : !optgen.tensor<[m, n], f32>
         } {optgen.buffers = [#optgen.buffer<workspace, 0>]}
         optgen.yield %9 : !optgen.tensor<[m, n], f32>
@@ -31,7 +31,7 @@ module attributes {optgen.target = #optgen.target<name = "cuda", kind = device, 
           %l = optgen.launch space -> (!optgen.tensor<[m, n], f32>) {
             %10 = optgen.mul %g, %0 : !optgen.tensor<[m, n], f32>, i64
             optgen.yield %10 : !optgen.tensor<[m, n], f32>
-          } {optgen.buffers = [#optgen.buffer<workspace, 0>]}
+          } {optgen.buffers = [#optgen.buffer<workspace, 0>], shape = #optgen.launch_shape<threads = 256, grid = elements, max_blocks = 1024>}
           optgen.yield %l : !optgen.tensor<[m, n], f32>
         } {optgen.buffers = [#optgen.buffer<workspace, 0>]}
         optgen.yield %9 : !optgen.tensor<[m, n], f32>
@@ -40,7 +40,7 @@ module attributes {optgen.target = #optgen.target<name = "cuda", kind = device, 
         %l = optgen.launch space -> (!optgen.tensor<[m, n], f32>) {
           %10 = optgen.sub %p, %7 : !optgen.tensor<[m, n], f32>, !optgen.tensor<[m, n], f32>
           optgen.yield %10 : !optgen.tensor<[m, n], f32>
-        } {optgen.buffers = [#optgen.buffer<param, 0>]}
+        } {optgen.buffers = [#optgen.buffer<param, 0>], shape = #optgen.launch_shape<threads = 256, grid = elements, max_blocks = 1024>}
         optgen.yield %l : !optgen.tensor<[m, n], f32>
       } {optgen.buffers = [#optgen.buffer<param, 0>]}
       optgen.update %8 : !optgen.tensor<[m, n], f32>

@@ -17,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace optgen {
@@ -42,6 +43,15 @@ public:
   std::string printMath(mlir::Operation *op,
                         llvm::ArrayRef<std::string> operands,
                         llvm::StringRef fallback);
+
+  /// Prints the read of a scalar that every target's generated code reads
+  /// alike: a hyperparameter from the array `hypers` (a tuple's elements by
+  /// tuple_get; the tuple itself is its offset), a global from
+  /// `call.globals`, a constant. The scalar's expression; empty, with
+  /// nothing printed, for another op; nullopt after a diagnostic.
+  std::optional<std::string>
+  printScalarRead(mlir::Operation *op,
+                  llvm::StringRef hypers = "call.hypers");
 
   llvm::raw_ostream &os;
   NameTable names;

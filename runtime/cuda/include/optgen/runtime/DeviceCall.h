@@ -137,6 +137,18 @@ inline dim3 memberGrid(unsigned blocks, int members) {
               static_cast<unsigned>(z < 1 ? 1 : z));
 }
 
+/// The blocks per member of a grid-stride launch over `elements` elements,
+/// `perBlock` per block and pass (threads x elements per thread): as many
+/// as the elements fill, at least one, at most `maxBlocks`. The host sizes
+/// a grid with it and a finishing kernel counts the partial sums that grid
+/// left (#optgen.launch_shape's `elements` grid).
+__host__ __device__ inline int64_t strideBlocks(int64_t elements,
+                                                int64_t perBlock,
+                                                int64_t maxBlocks) {
+  const int64_t filled = (elements + perBlock - 1) / perBlock;
+  return filled < 1 ? 1 : (filled < maxBlocks ? filled : maxBlocks);
+}
+
 } // namespace optgen::runtime
 
 #endif // OPTGEN_RUNTIME_DEVICECALL_H
