@@ -139,12 +139,32 @@ std::string optgen::elementExpression(Operation *op,
           .Case([&](NotOp) { return "(!" + in(0) + ")"; })
           .Case([&](CmpOp cmp) {
             // Compare in the operands' promotion: double holds every float
-            // exactly, int64_t every int.
+            // exactly, int64_t every int. Where float holds both operands
+            // exactly (16- and 32-bit floats, constants it holds), the
+            // comparison is the same in float, which a GPU runs at full
+            // rate (nanochat's cautious weight decay, `u * p >= 0`).
+            auto exactInFloat = [&](unsigned i) {
+              if (isa<FloatType>(from[i]) && !from[i].isF64())
+                return true;
+              auto constant = op->getOperand(i).getDefiningOp<ConstantOp>();
+              if (!constant)
+                return false;
+              if (auto integer = dyn_cast<IntegerAttr>(constant.getValue()))
+                return integer.getInt() >= -(int64_t{1} << 24) &&
+                       integer.getInt() <= (int64_t{1} << 24);
+              if (auto real = dyn_cast<FloatAttr>(constant.getValue()))
+                return static_cast<double>(static_cast<float>(
+                           real.getValueAsDouble())) ==
+                       real.getValueAsDouble();
+              return false;
+            };
             bool anyFloat = llvm::any_of(
                 from, [](Type t) { return isa<FloatType>(t); });
             Type common = Builder(op->getContext()).getI64Type();
             if (anyFloat)
-              common = Builder(op->getContext()).getF64Type();
+              common = exactInFloat(0) && exactInFloat(1)
+                           ? Builder(op->getContext()).getF32Type()
+                           : Builder(op->getContext()).getF64Type();
             StringRef symbol;
             switch (cmp.getPredicate()) {
             case CmpPredicate::lt: symbol = " < "; break;
