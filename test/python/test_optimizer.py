@@ -227,6 +227,28 @@ def test_lr_and_momentum_change_between_steps():
     assert same(warm, cold)
 
 
+def test_a_group_keeps_the_keys_its_rule_does_not_read():
+    # nanochat's setup_optimizer and torch's schedulers add 'initial_lr' to
+    # each group: torch's optimizers keep such keys, and so does
+    # optgen.Optimizer. They change nothing a step computes, a scheduler
+    # resuming from them finds them, and a state_dict carries them.
+    tagged, plain = TinyGPT(), TinyGPT()
+    groups = nanochat_param_groups(tagged)
+    for group in groups:
+        group["initial_lr"] = group["lr"]
+    opt_tagged = optgen.Optimizer(groups, spec=NANOCHAT, defines=F32)
+    assert [g["initial_lr"] for g in opt_tagged.param_groups] == \
+        [g["lr"] for g in groups]
+    torch.optim.lr_scheduler.LambdaLR(opt_tagged, lambda step: 1.0,
+                                      last_epoch=0)
+    train(tagged, opt_tagged, 2)
+    train(plain, make(plain), 2)
+    assert same(tagged, plain)
+    saved = opt_tagged.state_dict()
+    assert [g["initial_lr"] for g in saved["param_groups"]] == \
+        [g["lr"] for g in groups]
+
+
 def test_the_specs_groups_bind_named_parameters():
     spec_bound, listed = TinyGPT(), TinyGPT()
     opt = optgen.Optimizer(spec_bound.named_parameters(), spec=NANOCHAT,

@@ -12,6 +12,7 @@ groups bind by name and shape. See python/README.md.
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 from typing import Any, Iterable, Mapping
@@ -191,11 +192,17 @@ class Optimizer(torch.optim.Optimizer):
             members = group.get("params", ())
             members = [members] if isinstance(members, torch.Tensor) else list(members)
             self._native.add_group(where, kind)
-            for key in group:
-                if key not in ("kind", "params") and key not in known:
-                    # The runtime's error: the key, the rule's hyperparameters.
-                    self._native.hyper(where, key)
             torch_group = {"kind": kind}
+            for key in group:
+                if key in ("kind", "params") or key in known:
+                    continue
+                # A key the rule does not read stays in the group, as torch's
+                # optimizers keep it (schedulers add 'initial_lr'); one that
+                # nearly spells a hyperparameter is a typo, and the runtime
+                # says so with the rule's hyperparameters.
+                if difflib.get_close_matches(key, known, n=1, cutoff=0.8):
+                    self._native.hyper(where, key)
+                torch_group[key] = group[key]
             for name, hyper in known.items():
                 if name in group:
                     self._native.set_hyper(
