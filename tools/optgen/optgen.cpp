@@ -32,6 +32,7 @@
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/ToolUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -438,12 +439,16 @@ LogicalResult lowerToKernels(mlir::ModuleOp module) {
 /// optgen-lower-to-executable for --target (the default target without
 /// it): the target's description goes on the module, and every later
 /// pass and printer reads it from there.
-LogicalResult lowerToExecutable(mlir::ModuleOp module) {
-  return runPipeline(module, [](mlir::OpPassManager &pm) {
+LogicalResult lowerToExecutableFor(mlir::ModuleOp module, StringRef name) {
+  return runPipeline(module, [&](mlir::OpPassManager &pm) {
     ExecutablePipelineOptions options;
-    options.target = target.getValue();
+    options.target = name.str();
     buildLowerToExecutablePipeline(pm, options);
   });
+}
+
+LogicalResult lowerToExecutable(mlir::ModuleOp module) {
+  return lowerToExecutableFor(module, target.getValue());
 }
 
 LogicalResult lowerToLaunches(mlir::ModuleOp module) {
@@ -517,6 +522,42 @@ runtime::ExitCode compileFailure = ExitSpecError;
 /// Compiles one spec buffer (the whole file, or one part of a split file):
 /// each stage is the previous one with its pipeline applied. A failure that
 /// is not the spec's sets compileFailure.
+/// `optgen compile` without --target: compiles a copy of `module` for each
+/// target, as far as its code, so that a spec is checked for every target
+/// and not first by a build. What a target cannot compile is a warning at
+/// the spec's line that names the target; no target compiling the spec is
+/// an error.
+LogicalResult checkTargets(mlir::ModuleOp module, const MemoryBuffer *spec) {
+  SmallVector<StringRef> compiled, refused;
+  for (StringRef name : targetNames()) {
+    mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
+    SmallVector<std::pair<mlir::Location, std::string>> lacks;
+    bool lowered;
+    {
+      mlir::ScopedDiagnosticHandler collect(
+          module.getContext(), [&](mlir::Diagnostic &diagnostic) {
+            if (diagnostic.getSeverity() == mlir::DiagnosticSeverity::Error)
+              lacks.emplace_back(diagnostic.getLocation(), diagnostic.str());
+            return success();
+          });
+      GeneratedFiles files;
+      lowered = (shapesFile.empty() || succeeded(plan(*copy))) &&
+                succeeded(lowerToKernels(*copy)) &&
+                succeeded(lowerToExecutableFor(*copy, name)) &&
+                succeeded(lowerToLaunches(*copy)) &&
+                succeeded(emitTargetFiles(*copy, spec, files));
+    }
+    (lowered ? compiled : refused).push_back(name);
+    for (auto &[at, message] : lacks)
+      mlir::emitWarning(at) << "--target=" << name << ": " << message;
+  }
+  if (!compiled.empty())
+    return success();
+  return mlir::emitError(module.getLoc())
+         << "no target compiles this spec (" << llvm::join(refused, ", ")
+         << "): the warnings say what each lacks";
+}
+
 LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
                             raw_ostream &os) {
   mlir::MLIRContext context;
@@ -566,6 +607,9 @@ LogicalResult compileBuffer(std::unique_ptr<MemoryBuffer> buffer,
     return finish(failure());
   if (emit == Stage::MLIR) {
     printIR(*module, os);
+    // (--verify-diagnostics checks the front end's diagnostics.)
+    if (target.empty() && !verifyDiagnostics)
+      return finish(checkTargets(*module, sourceMgr.getMemoryBuffer(specId)));
     return finish(success());
   }
 
