@@ -71,6 +71,11 @@ llvm::SmallVector<StateOp> getRuleStates(RuleOp rule);
 /// its own (ZeRO-2 then splits its parameters by element).
 bool isElementwiseRule(RuleOp rule);
 
+/// Whether a reduction along `axis` of a tensor of rank `rank` leaves one
+/// value per column (along the first of two axes) rather than per row: a
+/// `cols` launch's, not a `rows` launch's.
+bool reducesToColumns(int64_t axis, int64_t rank);
+
 /// The buffer optgen-assign-buffers gave tensor `value` (the parameter, the
 /// gradient and states have their own); null before that pass.
 BufferAttr getBuffer(mlir::Value value);

@@ -1185,9 +1185,7 @@ LogicalResult KernelOp::verify() {
 // LaunchOp
 //===----------------------------------------------------------------------===//
 
-/// Whether a reduction along `axis` of a tensor of rank `rank` leaves one
-/// value per column (along the first of two axes) rather than per row.
-static bool reducesToColumns(int64_t axis, int64_t rank) {
+bool optgen::reducesToColumns(int64_t axis, int64_t rank) {
   return rank == 2 && (axis == 0 || axis == -2);
 }
 

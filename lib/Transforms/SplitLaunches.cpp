@@ -78,9 +78,8 @@ FailureOr<SmallVector<LaunchPlan>> planLaunches(KernelOp kernel) {
     }
     int64_t rank =
         cast<SymbolicTensorType>(reduce.getInput().getType()).getRank();
-    int64_t along = axis.getSExtValue();
-    bool toColumns = rank == 2 && (along == 0 || along == -2);
-    (toColumns ? cols : rows).results.push_back(index);
+    (reducesToColumns(axis.getSExtValue(), rank) ? cols : rows)
+        .results.push_back(index);
   }
   SmallVector<LaunchPlan> plans;
   for (LaunchPlan *plan : {&rows, &cols})
